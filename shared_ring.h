@@ -1,0 +1,1411 @@
+/* shared_ring.h - v0.1.0 - single-producer single-consumer message ring over
+   caller-supplied (shared) memory. MIT license, see the end of this file.
+   Project: https://example.invalid/shared_ring  (placeholder)
+
+   ============================================================================
+   0. CONTENTS
+   ============================================================================
+     1. What it is
+     2. Quick start (two threads, two processes)
+     3. The shared region, byte by byte
+     4. The protocol: publishing, waiting, hysteresis
+     5. Safety contract (who may call what, crashed and hostile peers)
+     6. Options
+     7. Limits
+     8. Revision history
+
+   ============================================================================
+   1. WHAT IT IS
+   ============================================================================
+   One producer hands variable-length messages to one consumer through a
+   lock-free ring buffer that lives in memory you supply: a static array, a
+   malloc'd block shared by two threads, or a shm_open/memfd/file mapping shared
+   by two processes (one may be 32-bit and the other 64-bit). The library never
+   allocates. Each message is stored contiguously and 8-byte aligned, so the
+   consumer gets a pointer into the ring that it may cast to a struct: no copy
+   on either side beyond the producer's own fill.
+
+   Do this in exactly one C or C++ file:
+       #define SHARED_RING_IMPLEMENTATION
+       #include "shared_ring.h"
+   and include the header without the define everywhere else.
+
+   ============================================================================
+   2. QUICK START
+   ============================================================================
+   Set up (once, by whoever creates the memory):
+
+       size_t size = shared_ring_region_size(1 << 20);  // 1 MiB data area
+       void *mem = aligned_alloc(128, size);            // or mmap(...)
+       shared_ring_format(mem, size, 1 << 20, 0);       // 0: default max message
+
+   Producer (one thread or process):
+
+       shared_ring_producer p;
+       shared_ring_attach_producer(&p, mem, size, NULL);
+       shared_ring_write_bytes(&p, "hello", 5, SHARED_RING_FOREVER);
+       shared_ring_write_str(&p, "world", SHARED_RING_FOREVER);
+       shared_ring_close(&p);                           // end of stream
+
+   Consumer (another thread or process):
+
+       static int on_message(void *user, const void *data, size_t len) {
+           fwrite(data, 1, len, stdout);
+           return 0;                                    // 0: keep going
+       }
+       shared_ring_consumer c;
+       shared_ring_attach_consumer(&c, mem, size, NULL);
+       while (shared_ring_read(&c, on_message, NULL, SHARED_RING_FOREVER) >= 0) {}
+
+   Between processes, map the same object in both (shm_open + ftruncate + mmap
+   with MAP_SHARED); one of them formats it before the other attaches. The
+   README has both programs in full.
+
+   ============================================================================
+   3. THE SHARED REGION, BYTE BY BYTE
+   ============================================================================
+   All fields are fixed-width, native byte order, at fixed offsets from the
+   start of the region, so 32-bit and 64-bit processes agree on them. The
+   region must be at least 8-byte aligned (128 recommended: then every block
+   below sits on its own pair of 64-byte cache lines).
+
+     offset size  owner     field
+     ------ ----  --------  ---------------------------------------------------
+          0    4  format    magic       0x53524E47 ("GNRS" in memory on LE)
+          4    4  format    version     layout version, 1
+          8    8  format    capacity    data area bytes, a power of two >= 64
+         16    4  format    max_message largest payload in bytes
+         20    4  format    data_offset where the data area starts: 512
+         24  104  -         reserved, zero
+        128    8  producer  write_pos   bytes ever published (monotonic)
+        136    4  producer  closed      1 once the producer closed the stream
+        140  116  -         reserved, zero
+        256    8  consumer  read_pos    bytes ever released (monotonic)
+        264    4  consumer  corrupt     1 once the consumer found bad data
+        268  116  -         reserved, zero
+        384    4  consumer  consumer_sleeping  futex word: 1 = asleep on data
+        388    4  producer  producer_sleeping  futex word: 1 = asleep on space
+        392    8  producer  producer_wake_pos  wake the producer once
+                                               read_pos >= this
+        400  112  -         reserved, zero
+        512  cap  both      data area: records
+
+   A record is an 8-byte header followed by the payload, padded to 8 bytes:
+       u32 length    payload bytes, or 0xFFFFFFFF for a padding record
+       u32 reserved  zero
+   A record never wraps: when the next one does not fit before the end of the
+   data area, the producer writes a padding record that covers the rest and
+   starts again at offset 0. The offset of position `pos` is pos & (cap - 1).
+
+   ============================================================================
+   4. THE PROTOCOL
+   ============================================================================
+   Publishing. The producer writes records, then stores write_pos with release
+   order; the consumer loads it with acquire order and then reads the records
+   below it. The consumer does the same the other way with read_pos. Each side
+   caches the other's position and re-reads it only when its cached view runs
+   out, so in steady flow each side touches the other's cache line about once
+   per batch, not once per message.
+
+   Batching. read_some() hands every available message to the callback and
+   stores read_pos once at the end. cork()/uncork() lets the producer write
+   many messages and store write_pos once. A corked producer that must wait
+   for space publishes first, so it can never deadlock against a consumer that
+   waits for data.
+
+   Waiting. A side that must wait spins for `spin_count` rounds of the CPU's
+   pause hint, then announces itself in its *_sleeping word and sleeps on it
+   (Linux futex, shared across processes; WaitOnAddress on Windows; ulock on
+   macOS; short sleeps elsewhere). After publishing, the other side issues a
+   full fence and reads that word: only when it is 1 does it make a wake-up
+   system call. Steady flow makes no system calls.
+
+   Hysteresis. When the producer finds the ring full it does not resume as
+   soon as one record's worth is free (that falls into lockstep with the
+   consumer: every record then costs a cache-line round trip each way).
+   It waits until `resume_percent` of the capacity is free (default 50%),
+   and the consumer only wakes a sleeping producer once that much is free.
+   try_write() follows the same rule: after it once returned FULL, it keeps
+   returning FULL until the threshold is free.
+
+   ============================================================================
+   5. SAFETY CONTRACT
+   ============================================================================
+   - Exactly one producer handle and one consumer handle per ring at a time.
+     A handle is used by one thread at a time; handles are plain structs the
+     caller owns. Functions taking a producer handle are for the producer,
+     those taking a consumer handle for the consumer; the rest are for either.
+   - Ordering and integrity: the consumer sees every published message exactly
+     once, in order, whole.
+   - The consumer trusts nothing in the region. Capacity and max message size
+     are read once at attach and validated; every position and record header is
+     checked against the data area and the published write position before use.
+     Anything inconsistent gives SHARED_RING_ERR_CORRUPT, from then on for every
+     call on that handle, and nothing outside the region is ever read or
+     written. The producer likewise validates read_pos.
+   - Payload bytes are not checksummed: a hostile producer can change a
+     message while you read it. Copy it first if the peer is not trusted.
+   - Producer crash: the consumer gets every message published before the
+     crash, then waits; use a timeout. Consumer crash: try_write returns FULL
+     once the ring is full, timed writes return TIMEOUT.
+
+   ============================================================================
+   6. OPTIONS (define before including)
+   ============================================================================
+   SHARED_RING_IMPLEMENTATION  implementation file only: emit the code.
+   SHARED_RING_STATIC          global: every function is static (and can be
+                               inlined); define it together with
+                               SHARED_RING_IMPLEMENTATION in each file that
+                               uses the ring.
+   SHARED_RING_API             global: linkage/attributes for every public
+                               function, e.g. __declspec(dllexport). Default:
+                               extern (static with SHARED_RING_STATIC).
+   SHARED_RING_ASSERT(x)       implementation file only: internal invariant
+                               checks. Default: assert(x) from <assert.h>.
+   SHARED_RING_NO_OS_WAIT      implementation file only: no OS wait or wake
+                               calls at all (freestanding, consoles). Waits
+                               spin, unless run-time wait hooks are given.
+   SHARED_RING_NOW_NS()        implementation file only: a monotonic clock in
+                               nanoseconds (uint64_t) for timeouts. Default:
+                               clock_gettime / QueryPerformanceCounter /
+                               timespec_get.
+   SHARED_RING_DEFAULT_SPIN    implementation file only: pause rounds before
+                               sleeping when options are not given (512).
+
+   ============================================================================
+   7. LIMITS
+   ============================================================================
+   capacity: a power of two from 64 bytes up to what size_t can hold (and at
+   most 2^62). max_message: at most capacity/2 - 8 (so any message fits once
+   the ring is empty, whatever the wrap point), at most 2^31 - 8.
+   Positions are 64-bit and never wrap in practice (centuries at 100 GB/s).
+   Needs lock-free 32- and 64-bit atomics; the build fails otherwise.
+   Both processes must have the same byte order (a mismatch reads as a bad
+   magic number).
+
+   ============================================================================
+   8. REVISION HISTORY
+   ============================================================================
+   0.1.0  first release: layout version 1.
+*/
+
+#ifndef SHARED_RING_H
+#define SHARED_RING_H
+
+#define SHARED_RING_VERSION_MAJOR 0
+#define SHARED_RING_VERSION_MINOR 1
+#define SHARED_RING_VERSION_PATCH 0
+#define SHARED_RING_VERSION "0.1.0"
+#define SHARED_RING_LAYOUT_VERSION 1u
+#define SHARED_RING_MAGIC 0x53524E47u
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifndef SHARED_RING_API
+#  ifdef SHARED_RING_STATIC
+#    if defined(__GNUC__) || defined(__clang__)
+#      define SHARED_RING_API static __attribute__((unused))
+#    else
+#      define SHARED_RING_API static
+#    endif
+#  else
+#    define SHARED_RING_API extern
+#  endif
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bytes before the data area in every region. */
+#define SHARED_RING_HEADER_SIZE 512u
+/* Pass as a timeout to wait as long as it takes. 0 means "do not wait". */
+#define SHARED_RING_FOREVER UINT64_MAX
+
+/* Results: 0 is success, negative values say why not. The first four are
+   ordinary outcomes; the rest are errors. */
+typedef enum shared_ring_result {
+    SHARED_RING_OK = 0,
+    SHARED_RING_FULL = -1,          /* no room now (non-blocking producer) */
+    SHARED_RING_EMPTY = -2,         /* no message now (non-blocking consumer) */
+    SHARED_RING_TIMEOUT = -3,       /* the timeout passed first */
+    SHARED_RING_CLOSED = -4,        /* producer closed and all was read */
+    SHARED_RING_ERR_ARG = -5,       /* NULL pointer or argument out of range */
+    SHARED_RING_ERR_TOO_BIG = -6,   /* message longer than max_message/claim */
+    SHARED_RING_ERR_SIZE = -7,      /* region too small or bad capacity */
+    SHARED_RING_ERR_ALIGN = -8,     /* region not 8-byte aligned */
+    SHARED_RING_ERR_MAGIC = -9,     /* region not formatted (bad magic) */
+    SHARED_RING_ERR_VERSION = -10,  /* formatted by another layout version */
+    SHARED_RING_ERR_CORRUPT = -11,  /* region content is inconsistent */
+    SHARED_RING_ERR_STATE = -12,    /* call not valid now (e.g. no claim) */
+    SHARED_RING_ERR_HANDLE = -13    /* handle not attached, or wrong side */
+} shared_ring_result;
+
+/* Run-time wait hooks (optional). wait: sleep while the 32-bit word at
+   `addr` equals `expected`, at most timeout_ns (SHARED_RING_FOREVER: no
+   limit); spurious returns are fine. wake: wake every sleeper on `addr`. */
+typedef void (*shared_ring_wait_fn)(void *user, void *addr, uint32_t expected,
+                                    uint64_t timeout_ns);
+typedef void (*shared_ring_wake_fn)(void *user, void *addr);
+
+/* Attach-time tuning. Start from SHARED_RING_OPTIONS_INIT; passing NULL to an
+   attach function means exactly these defaults. */
+typedef struct shared_ring_options {
+    uint32_t spin_count;      /* pause rounds before sleeping */
+    uint32_t resume_percent;  /* producer: after FULL, resume when this % of
+                                 the capacity is free (0..100; 0 = as soon as
+                                 the message fits, i.e. no hysteresis) */
+    shared_ring_wait_fn wait; /* both NULL: built-in OS waits */
+    shared_ring_wake_fn wake;
+    void *hook_user;          /* passed to wait and wake */
+} shared_ring_options;
+
+#ifndef SHARED_RING_DEFAULT_SPIN
+#define SHARED_RING_DEFAULT_SPIN 512u
+#endif
+#define SHARED_RING_OPTIONS_INIT { SHARED_RING_DEFAULT_SPIN, 50u, NULL, NULL, NULL }
+
+/* Per-side counters, kept in the handle (no shared writes). */
+typedef struct shared_ring_stats {
+    uint64_t messages;  /* messages written / delivered */
+    uint64_t bytes;     /* payload bytes written / delivered */
+    uint64_t waits;     /* calls that found no room / no data and waited */
+    uint64_t sleeps;    /* times the side slept in the OS (or wait hook) */
+    uint64_t wakes;     /* wake-up calls made for the other side */
+    uint64_t wait_ns;   /* total time spent waiting */
+    uint64_t largest;   /* largest payload seen, bytes */
+} shared_ring_stats;
+
+/* What both handles have in common. Fields are private: read them through
+   the functions below. */
+typedef struct shared_ring_side {
+    unsigned char *region;
+    unsigned char *data;
+    uint64_t capacity;
+    uint64_t mask;
+    uint32_t max_message;
+    uint32_t magic;          /* which side this handle is, once attached */
+    uint32_t spin_count;
+    uint32_t broken;         /* 1 once corruption was seen: sticky */
+    shared_ring_wait_fn wait;
+    shared_ring_wake_fn wake;
+    void *hook_user;
+    shared_ring_stats stats;
+} shared_ring_side;
+
+/* Producer handle: a plain struct you own. Private fields. */
+typedef struct shared_ring_producer {
+    shared_ring_side s;
+    uint64_t write_pos;      /* local end of written records */
+    uint64_t published;      /* last write_pos stored to the region */
+    uint64_t read_cache;     /* last read_pos seen */
+    uint64_t resume_free;    /* hysteresis threshold in bytes */
+    uint64_t claim_len;      /* bytes of the open claim */
+    uint32_t claim_open;
+    uint32_t cork_depth;
+    uint32_t full_latched;   /* FULL was reported; wait for resume_free */
+    uint32_t closed;
+} shared_ring_producer;
+
+/* Consumer handle: a plain struct you own. Private fields. */
+typedef struct shared_ring_consumer {
+    shared_ring_side s;
+    uint64_t read_pos;       /* last read_pos stored to the region */
+    uint64_t peek_pos;       /* next record to hand out */
+    uint64_t write_cache;    /* last write_pos seen (validated) */
+    uint32_t peeked;         /* messages handed out by peek, not released */
+} shared_ring_consumer;
+
+/* A message handed out by shared_ring_peek(). `data` points into the ring,
+   8-byte aligned, valid until the message is released. */
+typedef struct shared_ring_message {
+    const void *data;
+    size_t len;
+} shared_ring_message;
+
+/* Fill callback for the write family: write at most max_len bytes at dst and
+   return how many were written. Returning more than max_len cancels the
+   write (SHARED_RING_ERR_TOO_BIG). */
+typedef size_t (*shared_ring_fill_fn)(void *user, void *dst, size_t max_len);
+
+/* Read callback: one message (pointer into the ring, valid during the call).
+   Return 0 to continue, non-zero to stop after this message. */
+typedef int (*shared_ring_read_fn)(void *user, const void *data, size_t len);
+
+/* ---- setup (either side) ----------------------------------------------- */
+
+/* Bytes a region needs for a data area of `capacity` bytes. Returns 0 when
+   capacity is not a power of two in the supported range. Never blocks. */
+SHARED_RING_API size_t shared_ring_region_size(size_t capacity);
+
+/* Smallest capacity whose max_message can be `max_message` (a power of two,
+   >= 64). Returns 0 if no supported capacity is large enough. Never blocks. */
+SHARED_RING_API size_t shared_ring_capacity_for(size_t max_message);
+
+/* Format `region` as an empty ring. Call once, before either side attaches,
+   while no one uses the region. max_message 0 means the largest allowed
+   (capacity/2 - 8). Never blocks. Returns OK, ERR_ARG (region NULL, or
+   max_message above the limit), ERR_ALIGN (region not 8-byte aligned),
+   ERR_SIZE (capacity not a power of two in range, or region_size smaller than
+   shared_ring_region_size(capacity)). */
+SHARED_RING_API int shared_ring_format(void *region, size_t region_size,
+                                       size_t capacity, size_t max_message);
+
+/* The defaults used when options are NULL. Never blocks, never fails. */
+SHARED_RING_API shared_ring_options shared_ring_default_options(void);
+
+/* Attach a producer handle to a formatted region. Producer side. Never
+   blocks. The write position continues from the region, so a restarted
+   producer appends after what was published. Returns OK, ERR_ARG (NULL
+   handle or region, bad options), ERR_ALIGN, ERR_SIZE (region smaller than
+   its header says), ERR_MAGIC, ERR_VERSION, ERR_CORRUPT (inconsistent header
+   or positions). */
+SHARED_RING_API int shared_ring_attach_producer(shared_ring_producer *p,
+                                                void *region, size_t region_size,
+                                                const shared_ring_options *opt);
+
+/* Attach a consumer handle to a formatted region. Consumer side. Never
+   blocks. Returns what shared_ring_attach_producer returns. */
+SHARED_RING_API int shared_ring_attach_consumer(shared_ring_consumer *c,
+                                                void *region, size_t region_size,
+                                                const shared_ring_options *opt);
+
+/* ---- producer ----------------------------------------------------------- */
+
+/* Write one message through a callback: reserves max_len contiguous bytes,
+   calls fill(user, dst, max_len), and publishes the length fill returned.
+   shared_ring_write blocks until there is room; shared_ring_try_write never
+   blocks; shared_ring_write_timed blocks at most timeout_ns. Producer side.
+   Returns OK, FULL (try only), TIMEOUT (timed only), CLOSED (after close),
+   ERR_TOO_BIG (max_len > max_message, or fill returned more than max_len:
+   nothing is written), ERR_STATE (a claim is open), ERR_CORRUPT, ERR_HANDLE,
+   ERR_ARG (fill NULL). */
+SHARED_RING_API int shared_ring_write(shared_ring_producer *p, size_t max_len,
+                                      shared_ring_fill_fn fill, void *user);
+SHARED_RING_API int shared_ring_try_write(shared_ring_producer *p, size_t max_len,
+                                          shared_ring_fill_fn fill, void *user);
+SHARED_RING_API int shared_ring_write_timed(shared_ring_producer *p, size_t max_len,
+                                            shared_ring_fill_fn fill, void *user,
+                                            uint64_t timeout_ns);
+
+/* Write a copy of `len` bytes at `data` (data may be NULL when len is 0).
+   Producer side. timeout_ns: 0 = never block, SHARED_RING_FOREVER = block
+   until there is room. Returns as shared_ring_write_timed, with FULL when
+   timeout_ns is 0 and TIMEOUT otherwise, and ERR_ARG for NULL data. */
+SHARED_RING_API int shared_ring_write_bytes(shared_ring_producer *p, const void *data,
+                                            size_t len, uint64_t timeout_ns);
+
+/* Write the bytes of a NUL-terminated string (without the NUL) straight into
+   the ring. Producer side. Same timeout and results as write_bytes;
+   ERR_TOO_BIG if the string is longer than max_message. */
+SHARED_RING_API int shared_ring_write_str(shared_ring_producer *p, const char *str,
+                                          uint64_t timeout_ns);
+
+/* Zero-copy: reserve `len` contiguous, 8-byte aligned bytes and return a
+   pointer to them in *out; then shared_ring_commit() publishes (a prefix of)
+   them or shared_ring_abort() drops them. One claim at a time. Producer side.
+   Same timeout and results as write_bytes, plus ERR_STATE if a claim is
+   already open and ERR_ARG if out is NULL. *out is NULL on failure. */
+SHARED_RING_API int shared_ring_claim(shared_ring_producer *p, size_t len,
+                                      uint64_t timeout_ns, void **out);
+
+/* Finish the open claim as a message of `len` bytes (len <= claimed).
+   Producer side. Never blocks. Returns OK, ERR_STATE (no claim open),
+   ERR_TOO_BIG (len larger than claimed; the claim stays open), ERR_HANDLE. */
+SHARED_RING_API int shared_ring_commit(shared_ring_producer *p, size_t len);
+
+/* Drop the open claim; nothing is published. Producer side. Never blocks.
+   Returns OK, ERR_STATE (no claim open), ERR_HANDLE. */
+SHARED_RING_API int shared_ring_abort(shared_ring_producer *p);
+
+/* Cork: until the matching uncork, messages are written but write_pos is
+   stored only once, at the outermost uncork (or when the producer must wait
+   for space, or at flush/close). Nestable. Producer side. Never blocks.
+   cork returns OK, ERR_STATE (nesting deeper than 2^32-1), ERR_HANDLE;
+   uncork returns OK, ERR_STATE (not corked), ERR_HANDLE. */
+SHARED_RING_API int shared_ring_cork(shared_ring_producer *p);
+SHARED_RING_API int shared_ring_uncork(shared_ring_producer *p);
+
+/* Publish everything written so far, corked or not. Producer side. Never
+   blocks (it may make one wake-up system call). Returns OK, ERR_HANDLE. */
+SHARED_RING_API int shared_ring_flush(shared_ring_producer *p);
+
+/* End the stream: publish everything, mark the ring closed, wake the
+   consumer. Later writes return CLOSED. Idempotent. Producer side. Never
+   blocks. Returns OK, ERR_STATE (a claim is open), ERR_HANDLE. */
+SHARED_RING_API int shared_ring_close(shared_ring_producer *p);
+
+/* ---- consumer ----------------------------------------------------------- */
+
+/* Batch read: call fn(user, data, len) for each available message in order,
+   until none is left or fn returns non-zero, then release them all with a
+   single store of read_pos. Also releases messages taken with peek. Consumer
+   side. Never blocks. Returns the number of messages delivered (>= 0; 0 when
+   empty), CLOSED (empty and the producer closed), ERR_CORRUPT, ERR_HANDLE,
+   ERR_ARG (fn NULL). */
+SHARED_RING_API int shared_ring_read_some(shared_ring_consumer *c,
+                                          shared_ring_read_fn fn, void *user);
+
+/* Wait (up to timeout_ns) for data, then read_some. Consumer side. Blocks.
+   Returns the count (>= 0; 0 only when padding alone was published), TIMEOUT (0 if timeout_ns is 0 and empty), CLOSED,
+   ERR_CORRUPT, ERR_HANDLE, ERR_ARG. */
+SHARED_RING_API int shared_ring_read(shared_ring_consumer *c, shared_ring_read_fn fn,
+                                     void *user, uint64_t timeout_ns);
+
+/* Wait until a message is available. Consumer side. Blocks at most
+   timeout_ns (0: just check). Returns OK (data ready), TIMEOUT, CLOSED,
+   ERR_CORRUPT, ERR_HANDLE. */
+SHARED_RING_API int shared_ring_wait(shared_ring_consumer *c, uint64_t timeout_ns);
+
+/* Pull API: hand out the next message without releasing it. Each call moves
+   to the following message; the pointers stay valid until release. Consumer
+   side. Never blocks. Returns OK, EMPTY, CLOSED (empty and closed),
+   ERR_CORRUPT, ERR_HANDLE, ERR_ARG (msg NULL). */
+SHARED_RING_API int shared_ring_peek(shared_ring_consumer *c, shared_ring_message *msg);
+
+/* Release every message handed out by peek so far (one store of read_pos),
+   making room for the producer. Consumer side. Never blocks. Returns the
+   number of messages released (>= 0), ERR_HANDLE. */
+SHARED_RING_API int shared_ring_release(shared_ring_consumer *c);
+
+/* ---- either side -------------------------------------------------------- */
+
+/* Counters of this handle. Returns OK or ERR_ARG / ERR_HANDLE. */
+SHARED_RING_API int shared_ring_producer_stats(const shared_ring_producer *p,
+                                               shared_ring_stats *out);
+SHARED_RING_API int shared_ring_consumer_stats(const shared_ring_consumer *c,
+                                               shared_ring_stats *out);
+
+/* max_message of the ring the handle is attached to (0 if not attached). */
+SHARED_RING_API size_t shared_ring_producer_max_message(const shared_ring_producer *p);
+SHARED_RING_API size_t shared_ring_consumer_max_message(const shared_ring_consumer *c);
+
+/* A short English description of a result code. Never NULL. */
+SHARED_RING_API const char *shared_ring_result_string(int result);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SHARED_RING_H */
+
+/* ======================================================================== */
+/*                             IMPLEMENTATION                               */
+/* ======================================================================== */
+#ifdef SHARED_RING_IMPLEMENTATION
+#ifndef SHARED_RING_IMPLEMENTATION_DONE
+#define SHARED_RING_IMPLEMENTATION_DONE
+
+#include <string.h>
+#include <limits.h>
+
+#ifndef SHARED_RING_ASSERT
+#include <assert.h>
+#define SHARED_RING_ASSERT(x) assert(x)
+#endif
+
+/* ---- atomics: C11 <stdatomic.h>, or <atomic> when compiled as C++ ------ */
+#ifdef __cplusplus
+#include <atomic>
+typedef std::atomic<uint64_t> srng_au64;
+typedef std::atomic<uint32_t> srng_au32;
+#define SRNG_LOAD(ptr, order) (ptr)->load(std::memory_order_##order)
+#define SRNG_STORE(ptr, v, order) (ptr)->store((v), std::memory_order_##order)
+#define SRNG_XCHG(ptr, v, order) (ptr)->exchange((v), std::memory_order_##order)
+#define SRNG_FENCE() std::atomic_thread_fence(std::memory_order_seq_cst)
+#define SRNG_STATIC_ASSERT(c, m) static_assert(c, m)
+#else
+#include <stdatomic.h>
+typedef _Atomic uint64_t srng_au64;
+typedef _Atomic uint32_t srng_au32;
+#define SRNG_LOAD(ptr, order) atomic_load_explicit((ptr), memory_order_##order)
+#define SRNG_STORE(ptr, v, order) atomic_store_explicit((ptr), (v), memory_order_##order)
+#define SRNG_XCHG(ptr, v, order) atomic_exchange_explicit((ptr), (v), memory_order_##order)
+#define SRNG_FENCE() atomic_thread_fence(memory_order_seq_cst)
+#define SRNG_STATIC_ASSERT(c, m) _Static_assert(c, m)
+#endif
+
+/* Shared memory needs address-free atomics, which means lock-free ones. */
+#if !defined(ATOMIC_LLONG_LOCK_FREE) || ATOMIC_LLONG_LOCK_FREE != 2
+#error "shared_ring.h needs lock-free 64-bit atomics on this target"
+#endif
+#if !defined(ATOMIC_INT_LOCK_FREE) || ATOMIC_INT_LOCK_FREE != 2
+#error "shared_ring.h needs lock-free 32-bit atomics on this target"
+#endif
+SRNG_STATIC_ASSERT(sizeof(srng_au64) == 8, "64-bit atomic must be 8 bytes");
+SRNG_STATIC_ASSERT(sizeof(srng_au32) == 4, "32-bit atomic must be 4 bytes");
+
+/* ---- layout: byte offsets into the region (see manual section 3) ------- */
+enum {
+    SRNG_OFF_MAGIC = 0,
+    SRNG_OFF_VERSION = 4,
+    SRNG_OFF_CAPACITY = 8,
+    SRNG_OFF_MAX_MESSAGE = 16,
+    SRNG_OFF_DATA_OFFSET = 20,
+    SRNG_OFF_WRITE_POS = 128,
+    SRNG_OFF_CLOSED = 136,
+    SRNG_OFF_READ_POS = 256,
+    SRNG_OFF_CORRUPT = 264,
+    SRNG_OFF_CONSUMER_SLEEPING = 384,
+    SRNG_OFF_PRODUCER_SLEEPING = 388,
+    SRNG_OFF_PRODUCER_WAKE_POS = 392
+};
+SRNG_STATIC_ASSERT(SRNG_OFF_READ_POS - SRNG_OFF_WRITE_POS == 128,
+                   "producer and consumer words must be a cache-line pair apart");
+SRNG_STATIC_ASSERT(SRNG_OFF_CONSUMER_SLEEPING - SRNG_OFF_READ_POS == 128,
+                   "wait words must not share the consumer's lines");
+SRNG_STATIC_ASSERT(SRNG_OFF_PRODUCER_WAKE_POS % 8 == 0, "64-bit fields 8-aligned");
+SRNG_STATIC_ASSERT(SHARED_RING_HEADER_SIZE % 128 == 0, "data area on a line pair");
+
+#define SRNG_PAD_LEN 0xFFFFFFFFu
+#define SRNG_REC_HEADER 8u
+#define SRNG_MIN_CAPACITY 64u
+#define SRNG_MAX_MESSAGE_LIMIT 0x7FFFFFF8u
+#define SRNG_PRODUCER_MAGIC 0x50524f44u
+#define SRNG_CONSUMER_MAGIC 0x434f4e53u
+
+static srng_au64 *srng_u64_at(unsigned char *region, unsigned off) {
+    return (srng_au64 *)(void *)(region + off);
+}
+static srng_au32 *srng_u32_at(unsigned char *region, unsigned off) {
+    return (srng_au32 *)(void *)(region + off);
+}
+
+/* Plain header fields are written once by format and read once by attach. */
+static uint32_t srng_get32(const unsigned char *region, unsigned off) {
+    uint32_t v;
+    memcpy(&v, region + off, sizeof v);
+    return v;
+}
+static uint64_t srng_get64(const unsigned char *region, unsigned off) {
+    uint64_t v;
+    memcpy(&v, region + off, sizeof v);
+    return v;
+}
+static void srng_put32(unsigned char *region, unsigned off, uint32_t v) {
+    memcpy(region + off, &v, sizeof v);
+}
+static void srng_put64(unsigned char *region, unsigned off, uint64_t v) {
+    memcpy(region + off, &v, sizeof v);
+}
+
+static uint64_t srng_record_size(uint64_t len) {
+    return SRNG_REC_HEADER + ((len + 7u) & ~(uint64_t)7u);
+}
+
+static int srng_is_pow2(uint64_t x) { return x != 0 && (x & (x - 1)) == 0; }
+
+static uint64_t srng_max_capacity(void) {
+    uint64_t limit = (uint64_t)1 << 62;
+    if ((uint64_t)SIZE_MAX - SHARED_RING_HEADER_SIZE < limit) {
+        /* 32-bit size_t: the largest power of two that still fits with the header */
+        limit = ((uint64_t)SIZE_MAX >> 1) + 1u;
+        if (limit > (uint64_t)SIZE_MAX - SHARED_RING_HEADER_SIZE) limit >>= 1;
+    }
+    return limit;
+}
+
+static int srng_capacity_ok(uint64_t cap) {
+    return srng_is_pow2(cap) && cap >= SRNG_MIN_CAPACITY && cap <= srng_max_capacity();
+}
+
+/* Any message up to this size fits once the ring is empty, whatever the
+   wrap point: record + padding <= capacity. */
+static uint64_t srng_max_message_for(uint64_t cap) {
+    uint64_t m = cap / 2u - SRNG_REC_HEADER;
+    return m < SRNG_MAX_MESSAGE_LIMIT ? m : SRNG_MAX_MESSAGE_LIMIT;
+}
+
+/* ---- clock and CPU/OS waiting -------------------------------------------- */
+#if defined(_WIN32)
+#  ifndef WIN32_LEAN_AND_MEAN
+#    define WIN32_LEAN_AND_MEAN
+#  endif
+#  include <windows.h>
+#else
+#  include <time.h>
+#  if defined(__linux__) && !defined(SHARED_RING_NO_OS_WAIT)
+#    include <unistd.h>
+#    include <sys/syscall.h>
+     /* Strict -std=c11 hides syscall(); its signature is fixed by the ABI. */
+#    if !defined(__cplusplus) && !defined(_GNU_SOURCE) && !defined(_DEFAULT_SOURCE) && \
+         !defined(_BSD_SOURCE)
+extern long syscall(long number, ...);
+#    endif
+#  endif
+#endif
+/* A monotonic clock needs POSIX; strict ISO C builds fall back to timespec_get. */
+#if !defined(_WIN32) && ((defined(_POSIX_C_SOURCE) && _POSIX_C_SOURCE >= 199309L) || \
+                         defined(__APPLE__))
+#  define SRNG_HAVE_CLOCK_GETTIME 1
+#endif
+
+#ifndef SHARED_RING_NOW_NS
+static uint64_t srng_now_ns(void) {
+#if defined(_WIN32)
+    LARGE_INTEGER f, t;
+    QueryPerformanceFrequency(&f);
+    QueryPerformanceCounter(&t);
+    return (uint64_t)((double)t.QuadPart * 1e9 / (double)f.QuadPart);
+#elif defined(SRNG_HAVE_CLOCK_GETTIME)
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+#else
+    struct timespec ts;
+    timespec_get(&ts, TIME_UTC);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+#endif
+}
+#define SHARED_RING_NOW_NS() srng_now_ns()
+#endif
+
+static void srng_cpu_relax(void) {
+#if defined(_MSC_VER) && (defined(_M_X64) || defined(_M_IX86))
+    YieldProcessor();
+#elif (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
+    __builtin_ia32_pause();
+#elif (defined(__GNUC__) || defined(__clang__)) && (defined(__aarch64__) || defined(__arm__))
+    __asm__ __volatile__("yield" ::: "memory");
+#elif (defined(__GNUC__) || defined(__clang__)) && defined(__riscv)
+    __asm__ __volatile__(".insn i 0x0F, 0, x0, x0, 0x010" ::: "memory"); /* pause */
+#endif
+}
+
+#if !defined(SHARED_RING_NO_OS_WAIT) && defined(__APPLE__)
+/* Darwin's compare-and-wait; the _SHARED variant works across processes. */
+extern int __ulock_wait(uint32_t operation, void *addr, uint64_t value, uint32_t timeout_us);
+extern int __ulock_wake(uint32_t operation, void *addr, uint64_t wake_value);
+#define SRNG_UL_COMPARE_AND_WAIT_SHARED 3u
+#define SRNG_ULF_WAKE_ALL 0x100u
+#endif
+
+/* Sleep while *word == expected, at most timeout_ns (FOREVER: unbounded). */
+static void srng_os_wait(srng_au32 *word, uint32_t expected, uint64_t timeout_ns) {
+#if defined(SHARED_RING_NO_OS_WAIT)
+    (void)word; (void)expected; (void)timeout_ns;
+    srng_cpu_relax();
+#elif defined(__linux__)
+    struct timespec ts, *tsp = NULL;
+    if (timeout_ns != SHARED_RING_FOREVER) {
+        ts.tv_sec = (time_t)(timeout_ns / 1000000000u);
+        ts.tv_nsec = (long)(timeout_ns % 1000000000u);
+        tsp = &ts;
+    }
+    /* FUTEX_WAIT (0), not the private variant: the word may be shared
+       between processes. */
+    syscall(SYS_futex, (void *)word, 0, expected, tsp, NULL, 0);
+#elif defined(_WIN32)
+    /* WaitOnAddress only sees wakes from the same process; bound each sleep
+       so a peer in another process is noticed within a millisecond. */
+    DWORD ms = timeout_ns >= 1000000u ? 1u : 0u;
+    WaitOnAddress((volatile VOID *)word, &expected, sizeof expected, ms);
+#elif defined(__APPLE__)
+    uint64_t us = timeout_ns / 1000u;
+    if (us == 0) us = 1;
+    if (timeout_ns == SHARED_RING_FOREVER || us > UINT32_MAX) us = 0; /* 0: none */
+    __ulock_wait(SRNG_UL_COMPARE_AND_WAIT_SHARED, (void *)word, expected, (uint32_t)us);
+#elif defined(SRNG_HAVE_CLOCK_GETTIME)
+    /* Portable POSIX fallback: a short nap; the caller re-checks. */
+    struct timespec ts;
+    (void)word; (void)expected;
+    ts.tv_sec = 0;
+    ts.tv_nsec = (long)(timeout_ns < 200000u ? timeout_ns : 200000u);
+    nanosleep(&ts, NULL);
+#else
+    (void)word; (void)expected; (void)timeout_ns;
+    srng_cpu_relax();
+#endif
+}
+
+static void srng_os_wake(srng_au32 *word) {
+#if defined(SHARED_RING_NO_OS_WAIT)
+    (void)word;
+#elif defined(__linux__)
+    syscall(SYS_futex, (void *)word, 1, INT_MAX, NULL, NULL, 0); /* FUTEX_WAKE */
+#elif defined(_WIN32)
+    WakeByAddressAll((PVOID)word);
+#elif defined(__APPLE__)
+    __ulock_wake(SRNG_UL_COMPARE_AND_WAIT_SHARED | SRNG_ULF_WAKE_ALL, (void *)word, 0);
+#else
+    (void)word;
+#endif
+}
+
+static void srng_sleep(shared_ring_side *s, srng_au32 *word, uint64_t timeout_ns) {
+    s->stats.sleeps++;
+    if (s->wait) s->wait(s->hook_user, (void *)word, 1u, timeout_ns);
+    else srng_os_wait(word, 1u, timeout_ns);
+}
+
+static void srng_wake(shared_ring_side *s, srng_au32 *word) {
+    s->stats.wakes++;
+    if (s->wake) s->wake(s->hook_user, (void *)word);
+    else srng_os_wake(word);
+}
+
+/* A wait condition: returns 1 when the caller may proceed, 0 to keep
+   waiting, or a negative result to stop with. */
+typedef int (*srng_ready_fn)(void *ctx);
+
+/* The one waiting loop both sides use: spin with the pause hint, then
+   announce in `word` and sleep. The announce/fence/re-check order pairs with
+   srng_wake_if_sleeping() on the other side, so no wake-up is lost. */
+static int srng_block(shared_ring_side *s, srng_au32 *word, srng_ready_fn ready,
+                      void *ctx, uint64_t timeout_ns) {
+    uint64_t start, now, elapsed = 0;
+    uint32_t i;
+    int r = ready(ctx);
+    if (r != 0) return r;
+    if (timeout_ns == 0) return SHARED_RING_TIMEOUT;
+    s->stats.waits++;
+    for (i = 0; i < s->spin_count; i++) {
+        srng_cpu_relax();
+        r = ready(ctx);
+        if (r != 0) return r;
+    }
+    start = SHARED_RING_NOW_NS();
+    for (;;) {
+        uint64_t left;
+        if (timeout_ns != SHARED_RING_FOREVER && elapsed >= timeout_ns) {
+            r = SHARED_RING_TIMEOUT;
+            break;
+        }
+        left = timeout_ns == SHARED_RING_FOREVER ? SHARED_RING_FOREVER : timeout_ns - elapsed;
+        /* release: a peer that sees the 1 also sees what we stored before
+           it (the producer's wake position). */
+        SRNG_STORE(word, 1u, release);
+        SRNG_FENCE();
+        r = ready(ctx);
+        if (r != 0) break;
+        srng_sleep(s, word, left);
+        SRNG_STORE(word, 0u, relaxed);
+        r = ready(ctx);
+        if (r != 0) break;
+        now = SHARED_RING_NOW_NS();
+        elapsed = now - start;
+    }
+    SRNG_STORE(word, 0u, relaxed);
+    s->stats.wait_ns += SHARED_RING_NOW_NS() - start;
+    return r;
+}
+
+/* After publishing a position: if the peer announced that it sleeps, wake
+   it. The fence orders our position store before the load of its word. */
+static void srng_wake_if_sleeping(shared_ring_side *s, srng_au32 *word) {
+    SRNG_FENCE();
+    if (SRNG_LOAD(word, relaxed) != 0u && SRNG_XCHG(word, 0u, relaxed) != 0u)
+        srng_wake(s, word);
+}
+
+/* ---- attach ------------------------------------------------------------ */
+
+static int srng_check_region(const void *region, size_t region_size) {
+    const unsigned char *r = (const unsigned char *)region;
+    uint64_t cap;
+    if (region == NULL) return SHARED_RING_ERR_ARG;
+    if (((uintptr_t)region & 7u) != 0) return SHARED_RING_ERR_ALIGN;
+    if (region_size < SHARED_RING_HEADER_SIZE) return SHARED_RING_ERR_SIZE;
+    if (srng_get32(r, SRNG_OFF_MAGIC) != SHARED_RING_MAGIC) return SHARED_RING_ERR_MAGIC;
+    if (srng_get32(r, SRNG_OFF_VERSION) != SHARED_RING_LAYOUT_VERSION)
+        return SHARED_RING_ERR_VERSION;
+    cap = srng_get64(r, SRNG_OFF_CAPACITY);
+    if (!srng_capacity_ok(cap) || srng_get32(r, SRNG_OFF_DATA_OFFSET) != SHARED_RING_HEADER_SIZE ||
+        srng_get32(r, SRNG_OFF_MAX_MESSAGE) > srng_max_message_for(cap))
+        return SHARED_RING_ERR_CORRUPT;
+    if ((uint64_t)region_size - SHARED_RING_HEADER_SIZE < cap) return SHARED_RING_ERR_SIZE;
+    return SHARED_RING_OK;
+}
+
+static int srng_attach_side(shared_ring_side *s, void *region, size_t region_size,
+                            const shared_ring_options *opt, uint32_t magic) {
+    shared_ring_options defaults = SHARED_RING_OPTIONS_INIT;
+    int r;
+    if (s == NULL) return SHARED_RING_ERR_ARG;
+    memset(s, 0, sizeof *s);
+    r = srng_check_region(region, region_size);
+    if (r != SHARED_RING_OK) return r;
+    if (opt == NULL) opt = &defaults;
+    if (opt->resume_percent > 100u || (opt->wait == NULL) != (opt->wake == NULL))
+        return SHARED_RING_ERR_ARG;
+    s->region = (unsigned char *)region;
+    s->data = s->region + SHARED_RING_HEADER_SIZE;
+    /* Read once: later changes to the header by a peer cannot move our bounds. */
+    s->capacity = srng_get64(s->region, SRNG_OFF_CAPACITY);
+    s->mask = s->capacity - 1u;
+    s->max_message = srng_get32(s->region, SRNG_OFF_MAX_MESSAGE);
+    s->spin_count = opt->spin_count;
+    s->wait = opt->wait;
+    s->wake = opt->wake;
+    s->hook_user = opt->hook_user;
+    s->magic = magic;
+    return SHARED_RING_OK;
+}
+
+/* The positions as both sides must see them: read <= write <= read + cap,
+   both 8-aligned. */
+static int srng_positions_ok(uint64_t read_pos, uint64_t write_pos, uint64_t cap) {
+    return ((read_pos | write_pos) & 7u) == 0 && write_pos - read_pos <= cap;
+}
+
+/* ---- setup -------------------------------------------------------------- */
+
+SHARED_RING_API size_t shared_ring_region_size(size_t capacity) {
+    if (!srng_capacity_ok(capacity)) return 0;
+    return capacity + SHARED_RING_HEADER_SIZE;
+}
+
+SHARED_RING_API size_t shared_ring_capacity_for(size_t max_message) {
+    uint64_t cap = SRNG_MIN_CAPACITY;
+    if (max_message > SRNG_MAX_MESSAGE_LIMIT) return 0;
+    while (srng_max_message_for(cap) < max_message) {
+        cap <<= 1;
+        if (!srng_capacity_ok(cap)) return 0;
+    }
+    return (size_t)cap;
+}
+
+SHARED_RING_API int shared_ring_format(void *region, size_t region_size, size_t capacity,
+                                       size_t max_message) {
+    unsigned char *r = (unsigned char *)region;
+    if (region == NULL) return SHARED_RING_ERR_ARG;
+    if (((uintptr_t)region & 7u) != 0) return SHARED_RING_ERR_ALIGN;
+    if (!srng_capacity_ok(capacity) || region_size < shared_ring_region_size(capacity))
+        return SHARED_RING_ERR_SIZE;
+    if (max_message == 0) max_message = (size_t)srng_max_message_for(capacity);
+    if (max_message > srng_max_message_for(capacity)) return SHARED_RING_ERR_ARG;
+    memset(r, 0, SHARED_RING_HEADER_SIZE);
+    srng_put32(r, SRNG_OFF_VERSION, SHARED_RING_LAYOUT_VERSION);
+    srng_put64(r, SRNG_OFF_CAPACITY, capacity);
+    srng_put32(r, SRNG_OFF_MAX_MESSAGE, (uint32_t)max_message);
+    srng_put32(r, SRNG_OFF_DATA_OFFSET, SHARED_RING_HEADER_SIZE);
+    SRNG_STORE(srng_u64_at(r, SRNG_OFF_WRITE_POS), 0u, relaxed);
+    SRNG_STORE(srng_u64_at(r, SRNG_OFF_READ_POS), 0u, relaxed);
+    /* The magic goes last, with release order, so a peer that sees it also
+       sees the rest of the header. */
+    SRNG_STORE(srng_u32_at(r, SRNG_OFF_MAGIC), SHARED_RING_MAGIC, release);
+    return SHARED_RING_OK;
+}
+
+SHARED_RING_API shared_ring_options shared_ring_default_options(void) {
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
+    return o;
+}
+
+SHARED_RING_API int shared_ring_attach_producer(shared_ring_producer *p, void *region,
+                                                size_t region_size,
+                                                const shared_ring_options *opt) {
+    shared_ring_options defaults = SHARED_RING_OPTIONS_INIT;
+    uint64_t w, rd;
+    int r;
+    if (p == NULL) return SHARED_RING_ERR_ARG;
+    memset(p, 0, sizeof *p);
+    r = srng_attach_side(&p->s, region, region_size, opt, SRNG_PRODUCER_MAGIC);
+    if (r != SHARED_RING_OK) {
+        p->s.magic = 0;
+        return r;
+    }
+    w = SRNG_LOAD(srng_u64_at(p->s.region, SRNG_OFF_WRITE_POS), acquire);
+    rd = SRNG_LOAD(srng_u64_at(p->s.region, SRNG_OFF_READ_POS), acquire);
+    if (!srng_positions_ok(rd, w, p->s.capacity)) {
+        memset(p, 0, sizeof *p);
+        return SHARED_RING_ERR_CORRUPT;
+    }
+    if (opt == NULL) opt = &defaults;
+    p->write_pos = p->published = w;
+    p->read_cache = rd;
+    p->resume_free = p->s.capacity / 100u * opt->resume_percent;
+    p->closed = SRNG_LOAD(srng_u32_at(p->s.region, SRNG_OFF_CLOSED), acquire) != 0u;
+    return SHARED_RING_OK;
+}
+
+SHARED_RING_API int shared_ring_attach_consumer(shared_ring_consumer *c, void *region,
+                                                size_t region_size,
+                                                const shared_ring_options *opt) {
+    uint64_t w, rd;
+    int r;
+    if (c == NULL) return SHARED_RING_ERR_ARG;
+    memset(c, 0, sizeof *c);
+    r = srng_attach_side(&c->s, region, region_size, opt, SRNG_CONSUMER_MAGIC);
+    if (r != SHARED_RING_OK) {
+        c->s.magic = 0;
+        return r;
+    }
+    w = SRNG_LOAD(srng_u64_at(c->s.region, SRNG_OFF_WRITE_POS), acquire);
+    rd = SRNG_LOAD(srng_u64_at(c->s.region, SRNG_OFF_READ_POS), acquire);
+    if (!srng_positions_ok(rd, w, c->s.capacity)) {
+        memset(c, 0, sizeof *c);
+        return SHARED_RING_ERR_CORRUPT;
+    }
+    c->read_pos = c->peek_pos = c->write_cache = rd;
+    return SHARED_RING_OK;
+}
+
+/* ---- producer ------------------------------------------------------------ */
+
+static int srng_producer_ok(const shared_ring_producer *p) {
+    if (p == NULL || p->s.magic != SRNG_PRODUCER_MAGIC) return SHARED_RING_ERR_HANDLE;
+    if (p->s.broken) return SHARED_RING_ERR_CORRUPT;
+    return SHARED_RING_OK;
+}
+
+static void srng_publish(shared_ring_producer *p) {
+    if (p->published == p->write_pos) return;
+    p->published = p->write_pos;
+    SRNG_STORE(srng_u64_at(p->s.region, SRNG_OFF_WRITE_POS), p->write_pos, release);
+    srng_wake_if_sleeping(&p->s, srng_u32_at(p->s.region, SRNG_OFF_CONSUMER_SLEEPING));
+}
+
+/* Re-read read_pos from the region. The consumer may be hostile: a value
+   outside [published - cap, published] is corruption. */
+static int srng_refresh_read(shared_ring_producer *p) {
+    uint64_t rd = SRNG_LOAD(srng_u64_at(p->s.region, SRNG_OFF_READ_POS), acquire);
+    /* The consumer's corrupt flag shares read_pos's cache line: free to check. */
+    if (!srng_positions_ok(rd, p->published, p->s.capacity) || rd < p->read_cache ||
+        SRNG_LOAD(srng_u32_at(p->s.region, SRNG_OFF_CORRUPT), relaxed) != 0u) {
+        p->s.broken = 1;
+        return SHARED_RING_ERR_CORRUPT;
+    }
+    p->read_cache = rd;
+    return SHARED_RING_OK;
+}
+
+static uint64_t srng_free_bytes(const shared_ring_producer *p) {
+    return p->s.capacity - (p->write_pos - p->read_cache);
+}
+
+typedef struct srng_space_wait {
+    shared_ring_producer *p;
+    uint64_t want;
+} srng_space_wait;
+
+static int srng_space_ready(void *ctx) {
+    srng_space_wait *w = (srng_space_wait *)ctx;
+    int r = srng_refresh_read(w->p);
+    if (r != SHARED_RING_OK) return r;
+    return srng_free_bytes(w->p) >= w->want;
+}
+
+/* Make `need` contiguous-or-padded bytes free, honouring the hysteresis. */
+static int srng_reserve(shared_ring_producer *p, uint64_t need, uint64_t timeout_ns) {
+    srng_space_wait w;
+    int r;
+    if (!p->full_latched && srng_free_bytes(p) >= need) return SHARED_RING_OK;
+    r = srng_refresh_read(p);
+    if (r != SHARED_RING_OK) return r;
+    w.p = p;
+    w.want = p->resume_free > need ? p->resume_free : need;
+    if (!p->full_latched) {
+        if (srng_free_bytes(p) >= need) return SHARED_RING_OK;
+        p->full_latched = 1;
+    }
+    if (srng_free_bytes(p) >= w.want) {
+        p->full_latched = 0;
+        return SHARED_RING_OK;
+    }
+    if (timeout_ns == 0) return SHARED_RING_FULL;
+    /* About to wait: let the consumer drain what a cork holds back. */
+    srng_publish(p);
+    SRNG_STORE(srng_u64_at(p->s.region, SRNG_OFF_PRODUCER_WAKE_POS),
+               p->write_pos + w.want - p->s.capacity, relaxed);
+    r = srng_block(&p->s, srng_u32_at(p->s.region, SRNG_OFF_PRODUCER_SLEEPING),
+                   srng_space_ready, &w, timeout_ns);
+    if (r == 1) {
+        p->full_latched = 0;
+        return SHARED_RING_OK;
+    }
+    return r;
+}
+
+SHARED_RING_API int shared_ring_claim(shared_ring_producer *p, size_t len,
+                                      uint64_t timeout_ns, void **out) {
+    uint64_t rec, off, tail, need;
+    int r;
+    if (out != NULL) *out = NULL;
+    r = srng_producer_ok(p);
+    if (r != SHARED_RING_OK) return r;
+    if (out == NULL) return SHARED_RING_ERR_ARG;
+    if (p->claim_open) return SHARED_RING_ERR_STATE;
+    if (p->closed) return SHARED_RING_CLOSED;
+    if (len > p->s.max_message) return SHARED_RING_ERR_TOO_BIG;
+    rec = srng_record_size(len);
+    off = p->write_pos & p->s.mask;
+    tail = p->s.capacity - off;
+    need = rec <= tail ? rec : tail + rec;
+    r = srng_reserve(p, need, timeout_ns);
+    if (r != SHARED_RING_OK) return r;
+    if (rec > tail) {
+        /* Records never wrap: pad out the tail and start at offset 0. */
+        uint32_t pad[2] = { SRNG_PAD_LEN, 0u };
+        memcpy(p->s.data + off, pad, sizeof pad);
+        p->write_pos += tail;
+        off = 0;
+    }
+    p->claim_open = 1;
+    p->claim_len = len;
+    *out = p->s.data + off + SRNG_REC_HEADER;
+    return SHARED_RING_OK;
+}
+
+SHARED_RING_API int shared_ring_commit(shared_ring_producer *p, size_t len) {
+    uint32_t hdr[2];
+    int r = srng_producer_ok(p);
+    if (r != SHARED_RING_OK) return r;
+    if (!p->claim_open) return SHARED_RING_ERR_STATE;
+    if (len > p->claim_len) return SHARED_RING_ERR_TOO_BIG;
+    hdr[0] = (uint32_t)len;
+    hdr[1] = 0u;
+    memcpy(p->s.data + (p->write_pos & p->s.mask), hdr, sizeof hdr);
+    p->write_pos += srng_record_size(len);
+    p->claim_open = 0;
+    p->s.stats.messages++;
+    p->s.stats.bytes += len;
+    if (len > p->s.stats.largest) p->s.stats.largest = len;
+    if (p->cork_depth == 0) srng_publish(p);
+    return SHARED_RING_OK;
+}
+
+SHARED_RING_API int shared_ring_abort(shared_ring_producer *p) {
+    int r = srng_producer_ok(p);
+    if (r != SHARED_RING_OK) return r;
+    if (!p->claim_open) return SHARED_RING_ERR_STATE;
+    p->claim_open = 0;
+    return SHARED_RING_OK;
+}
+
+SHARED_RING_API int shared_ring_write_timed(shared_ring_producer *p, size_t max_len,
+                                            shared_ring_fill_fn fill, void *user,
+                                            uint64_t timeout_ns) {
+    void *dst;
+    size_t n;
+    int r;
+    if (fill == NULL) {
+        r = srng_producer_ok(p);
+        return r != SHARED_RING_OK ? r : SHARED_RING_ERR_ARG;
+    }
+    r = shared_ring_claim(p, max_len, timeout_ns, &dst);
+    if (r != SHARED_RING_OK) return r;
+    n = fill(user, dst, max_len);
+    if (n > max_len) {
+        p->claim_open = 0;
+        return SHARED_RING_ERR_TOO_BIG;
+    }
+    return shared_ring_commit(p, n);
+}
+
+SHARED_RING_API int shared_ring_write(shared_ring_producer *p, size_t max_len,
+                                      shared_ring_fill_fn fill, void *user) {
+    return shared_ring_write_timed(p, max_len, fill, user, SHARED_RING_FOREVER);
+}
+
+SHARED_RING_API int shared_ring_try_write(shared_ring_producer *p, size_t max_len,
+                                          shared_ring_fill_fn fill, void *user) {
+    return shared_ring_write_timed(p, max_len, fill, user, 0);
+}
+
+SHARED_RING_API int shared_ring_write_bytes(shared_ring_producer *p, const void *data,
+                                            size_t len, uint64_t timeout_ns) {
+    void *dst;
+    int r;
+    if (data == NULL && len != 0) {
+        r = srng_producer_ok(p);
+        return r != SHARED_RING_OK ? r : SHARED_RING_ERR_ARG;
+    }
+    r = shared_ring_claim(p, len, timeout_ns, &dst);
+    if (r != SHARED_RING_OK) return r;
+    if (len != 0) memcpy(dst, data, len);
+    return shared_ring_commit(p, len);
+}
+
+SHARED_RING_API int shared_ring_write_str(shared_ring_producer *p, const char *str,
+                                          uint64_t timeout_ns) {
+    const char *end;
+    int r = srng_producer_ok(p);
+    if (r != SHARED_RING_OK) return r;
+    if (str == NULL) return SHARED_RING_ERR_ARG;
+    /* memchr stops at the first NUL (C11 7.24.5.1), so the bound never makes
+       us read past the string; it only caps the scan of an unterminated one. */
+    end = (const char *)memchr(str, 0, (size_t)p->s.max_message + 1u);
+    if (end == NULL) return SHARED_RING_ERR_TOO_BIG;
+    return shared_ring_write_bytes(p, str, (size_t)(end - str), timeout_ns);
+}
+
+SHARED_RING_API int shared_ring_cork(shared_ring_producer *p) {
+    int r = srng_producer_ok(p);
+    if (r != SHARED_RING_OK) return r;
+    if (p->cork_depth == UINT32_MAX) return SHARED_RING_ERR_STATE;
+    p->cork_depth++;
+    return SHARED_RING_OK;
+}
+
+SHARED_RING_API int shared_ring_uncork(shared_ring_producer *p) {
+    int r = srng_producer_ok(p);
+    if (r != SHARED_RING_OK) return r;
+    if (p->cork_depth == 0) return SHARED_RING_ERR_STATE;
+    if (--p->cork_depth == 0) srng_publish(p);
+    return SHARED_RING_OK;
+}
+
+SHARED_RING_API int shared_ring_flush(shared_ring_producer *p) {
+    int r = srng_producer_ok(p);
+    if (r != SHARED_RING_OK) return r;
+    srng_publish(p);
+    return SHARED_RING_OK;
+}
+
+SHARED_RING_API int shared_ring_close(shared_ring_producer *p) {
+    int r = srng_producer_ok(p);
+    if (r != SHARED_RING_OK) return r;
+    if (p->claim_open) return SHARED_RING_ERR_STATE;
+    srng_publish(p);
+    p->closed = 1;
+    SRNG_STORE(srng_u32_at(p->s.region, SRNG_OFF_CLOSED), 1u, release);
+    srng_wake_if_sleeping(&p->s, srng_u32_at(p->s.region, SRNG_OFF_CONSUMER_SLEEPING));
+    return SHARED_RING_OK;
+}
+
+/* ---- consumer ------------------------------------------------------------ */
+
+static int srng_consumer_ok(const shared_ring_consumer *c) {
+    if (c == NULL || c->s.magic != SRNG_CONSUMER_MAGIC) return SHARED_RING_ERR_HANDLE;
+    if (c->s.broken) return SHARED_RING_ERR_CORRUPT;
+    return SHARED_RING_OK;
+}
+
+static int srng_corrupt(shared_ring_consumer *c) {
+    c->s.broken = 1;
+    /* Tell the producer too; this word is inside the region we own a part of. */
+    SRNG_STORE(srng_u32_at(c->s.region, SRNG_OFF_CORRUPT), 1u, relaxed);
+    return SHARED_RING_ERR_CORRUPT;
+}
+
+/* Load write_pos and validate it against what we already know. */
+static int srng_refresh_write(shared_ring_consumer *c) {
+    uint64_t w = SRNG_LOAD(srng_u64_at(c->s.region, SRNG_OFF_WRITE_POS), acquire);
+    if (!srng_positions_ok(c->read_pos, w, c->s.capacity) || w < c->write_cache)
+        return srng_corrupt(c);
+    c->write_cache = w;
+    return SHARED_RING_OK;
+}
+
+/* Find the record at peek_pos, skipping padding. Returns 1 with *data and *len
+   set and *next past the record, 0 if there is none below write_cache, or
+   ERR_CORRUPT. Every header is read once (volatile: no double fetch) and
+   checked against the data area and write_cache before use. */
+static int srng_next_record(shared_ring_consumer *c, const void **data, uint32_t *len,
+                            uint64_t *next) {
+    uint64_t pos = c->peek_pos;
+    for (;;) {
+        uint64_t avail = c->write_cache - pos;
+        uint64_t off = pos & c->s.mask;
+        uint64_t room = c->s.capacity - off;
+        const volatile uint32_t *hdr;
+        uint32_t n, reserved;
+        if (avail == 0) return 0;
+        if (avail < SRNG_REC_HEADER) return srng_corrupt(c);
+        hdr = (const volatile uint32_t *)(const void *)(c->s.data + off);
+        n = hdr[0];
+        reserved = hdr[1];
+        if (reserved != 0u) return srng_corrupt(c);
+        if (n == SRNG_PAD_LEN) {
+            /* A legitimate producer never pads from offset 0. */
+            if (off == 0 || room > avail) return srng_corrupt(c);
+            pos += room;
+            c->peek_pos = pos;
+            continue;
+        }
+        if (n > c->s.max_message || srng_record_size(n) > avail ||
+            srng_record_size(n) > room)
+            return srng_corrupt(c);
+        *data = c->s.data + off + SRNG_REC_HEADER;
+        *len = n;
+        *next = pos + srng_record_size(n);
+        return 1;
+    }
+}
+
+static void srng_release_to(shared_ring_consumer *c, uint64_t pos) {
+    srng_au32 *word;
+    if (pos == c->read_pos) return;
+    c->read_pos = pos;
+    SRNG_STORE(srng_u64_at(c->s.region, SRNG_OFF_READ_POS), pos, release);
+    word = srng_u32_at(c->s.region, SRNG_OFF_PRODUCER_SLEEPING);
+    SRNG_FENCE();
+    /* Wake the producer only once it has the room it asked for (hysteresis). */
+    if (SRNG_LOAD(word, acquire) != 0u &&
+        pos >= SRNG_LOAD(srng_u64_at(c->s.region, SRNG_OFF_PRODUCER_WAKE_POS), relaxed) &&
+        SRNG_XCHG(word, 0u, relaxed) != 0u)
+        srng_wake(&c->s, word);
+}
+
+/* Is a message (or the end of the stream) there? 1 = data, CLOSED, 0 = no. */
+static int srng_data_ready(void *ctx) {
+    shared_ring_consumer *c = (shared_ring_consumer *)ctx;
+    int r;
+    if (c->peek_pos != c->write_cache) return 1;
+    r = srng_refresh_write(c);
+    if (r != SHARED_RING_OK) return r;
+    if (c->peek_pos != c->write_cache) return 1;
+    if (SRNG_LOAD(srng_u32_at(c->s.region, SRNG_OFF_CLOSED), acquire) != 0u) {
+        /* The producer publishes before it closes: look once more. */
+        r = srng_refresh_write(c);
+        if (r != SHARED_RING_OK) return r;
+        return c->peek_pos != c->write_cache ? 1 : SHARED_RING_CLOSED;
+    }
+    return 0;
+}
+
+static void srng_count_delivery(shared_ring_consumer *c, uint32_t len) {
+    c->s.stats.messages++;
+    c->s.stats.bytes += len;
+    if (len > c->s.stats.largest) c->s.stats.largest = len;
+}
+
+SHARED_RING_API int shared_ring_read_some(shared_ring_consumer *c, shared_ring_read_fn fn,
+                                          void *user) {
+    int count = 0, r;
+    r = srng_consumer_ok(c);
+    if (r != SHARED_RING_OK) return r;
+    if (fn == NULL) return SHARED_RING_ERR_ARG;
+    r = srng_data_ready(c);
+    if (r <= 0) return r;
+    while (count < INT_MAX) {
+        const void *data;
+        uint32_t len;
+        uint64_t next;
+        r = srng_next_record(c, &data, &len, &next);
+        if (r <= 0) break;
+        c->peek_pos = next;
+        srng_count_delivery(c, len);
+        count++;
+        if (fn(user, data, len) != 0) break;
+    }
+    c->peeked = 0;
+    srng_release_to(c, c->peek_pos);
+    return r < 0 ? r : count;
+}
+
+SHARED_RING_API int shared_ring_wait(shared_ring_consumer *c, uint64_t timeout_ns) {
+    int r = srng_consumer_ok(c);
+    if (r != SHARED_RING_OK) return r;
+    r = srng_block(&c->s, srng_u32_at(c->s.region, SRNG_OFF_CONSUMER_SLEEPING),
+                   srng_data_ready, c, timeout_ns);
+    return r == 1 ? SHARED_RING_OK : r;
+}
+
+SHARED_RING_API int shared_ring_read(shared_ring_consumer *c, shared_ring_read_fn fn,
+                                     void *user, uint64_t timeout_ns) {
+    int r;
+    if (fn == NULL) {
+        r = srng_consumer_ok(c);
+        return r != SHARED_RING_OK ? r : SHARED_RING_ERR_ARG;
+    }
+    r = shared_ring_wait(c, timeout_ns);
+    if (r != SHARED_RING_OK) return r;
+    return shared_ring_read_some(c, fn, user);
+}
+
+SHARED_RING_API int shared_ring_peek(shared_ring_consumer *c, shared_ring_message *msg) {
+    const void *data;
+    uint32_t len;
+    uint64_t next;
+    int r = srng_consumer_ok(c);
+    if (r != SHARED_RING_OK) return r;
+    if (msg == NULL) return SHARED_RING_ERR_ARG;
+    r = srng_data_ready(c);
+    if (r == 0) return SHARED_RING_EMPTY;
+    if (r < 0) return r;
+    r = srng_next_record(c, &data, &len, &next);
+    if (r < 0) return r;
+    if (r == 0) return SHARED_RING_EMPTY; /* only padding was published */
+    c->peek_pos = next;
+    c->peeked++;
+    srng_count_delivery(c, len);
+    msg->data = data;
+    msg->len = len;
+    return SHARED_RING_OK;
+}
+
+SHARED_RING_API int shared_ring_release(shared_ring_consumer *c) {
+    int released;
+    if (c == NULL || c->s.magic != SRNG_CONSUMER_MAGIC) return SHARED_RING_ERR_HANDLE;
+    released = c->peeked > INT_MAX ? INT_MAX : (int)c->peeked;
+    c->peeked = 0;
+    srng_release_to(c, c->peek_pos);
+    return released;
+}
+
+/* ---- either side ------------------------------------------------------------ */
+
+SHARED_RING_API int shared_ring_producer_stats(const shared_ring_producer *p,
+                                               shared_ring_stats *out) {
+    if (p == NULL || p->s.magic != SRNG_PRODUCER_MAGIC) return SHARED_RING_ERR_HANDLE;
+    if (out == NULL) return SHARED_RING_ERR_ARG;
+    *out = p->s.stats;
+    return SHARED_RING_OK;
+}
+
+SHARED_RING_API int shared_ring_consumer_stats(const shared_ring_consumer *c,
+                                               shared_ring_stats *out) {
+    if (c == NULL || c->s.magic != SRNG_CONSUMER_MAGIC) return SHARED_RING_ERR_HANDLE;
+    if (out == NULL) return SHARED_RING_ERR_ARG;
+    *out = c->s.stats;
+    return SHARED_RING_OK;
+}
+
+SHARED_RING_API size_t shared_ring_producer_max_message(const shared_ring_producer *p) {
+    return p != NULL && p->s.magic == SRNG_PRODUCER_MAGIC ? p->s.max_message : 0u;
+}
+
+SHARED_RING_API size_t shared_ring_consumer_max_message(const shared_ring_consumer *c) {
+    return c != NULL && c->s.magic == SRNG_CONSUMER_MAGIC ? c->s.max_message : 0u;
+}
+
+SHARED_RING_API const char *shared_ring_result_string(int result) {
+    switch (result) {
+    case SHARED_RING_OK: return "ok";
+    case SHARED_RING_FULL: return "ring is full";
+    case SHARED_RING_EMPTY: return "ring is empty";
+    case SHARED_RING_TIMEOUT: return "timed out";
+    case SHARED_RING_CLOSED: return "producer closed the ring and all was read";
+    case SHARED_RING_ERR_ARG: return "invalid argument";
+    case SHARED_RING_ERR_TOO_BIG: return "message larger than allowed";
+    case SHARED_RING_ERR_SIZE: return "region too small or capacity invalid";
+    case SHARED_RING_ERR_ALIGN: return "region not 8-byte aligned";
+    case SHARED_RING_ERR_MAGIC: return "region not formatted (bad magic)";
+    case SHARED_RING_ERR_VERSION: return "unsupported layout version";
+    case SHARED_RING_ERR_CORRUPT: return "shared region is corrupt";
+    case SHARED_RING_ERR_STATE: return "call not valid in this state";
+    case SHARED_RING_ERR_HANDLE: return "handle not attached or wrong side";
+    default: return result > 0 ? "ok (count)" : "unknown result";
+    }
+}
+
+#endif /* SHARED_RING_IMPLEMENTATION_DONE */
+#endif /* SHARED_RING_IMPLEMENTATION */
+
+/*
+------------------------------------------------------------------------------
+MIT License
+
+Copyright (c) 2026 the shared_ring.h authors
+
+Permission is hereby granted, free of charge, to any person obtaining a copy
+of this software and associated documentation files (the "Software"), to deal
+in the Software without restriction, including without limitation the rights
+to use, copy, modify, merge, publish, distribute, sublicense, and/or sell
+copies of the Software, and to permit persons to whom the Software is
+furnished to do so, subject to the following conditions:
+
+The above copyright notice and this permission notice shall be included in all
+copies or substantial portions of the Software.
+
+THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
+IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
+FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
+AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
+LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
+OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
+SOFTWARE.
+------------------------------------------------------------------------------
+*/
