@@ -1,0 +1,53 @@
+/* Minimal test harness: TEST(name) defines a test, RUN(name) runs it, and
+   harness_summary() prints "N passed, N failed" and gives the exit status. */
+#ifndef TESTS_HARNESS_H
+#define TESTS_HARNESS_H
+
+#include <stdio.h>
+#include <string.h>
+
+static int harness_passed, harness_failed, harness_current_failed;
+static const char *harness_current;
+
+#define TEST(name) static void name(void)
+
+#define CHECK(cond)                                                              \
+    do {                                                                         \
+        if (!(cond)) {                                                           \
+            fprintf(stderr, "  %s:%d: %s: CHECK(%s) failed\n", __FILE__, __LINE__, \
+                    harness_current, #cond);                                     \
+            harness_current_failed = 1;                                          \
+        }                                                                        \
+    } while (0)
+
+#define CHECK_EQ(actual, expected)                                               \
+    do {                                                                         \
+        long long harness_a = (long long)(actual), harness_e = (long long)(expected); \
+        if (harness_a != harness_e) {                                            \
+            fprintf(stderr, "  %s:%d: %s: %s is %lld, expected %s (%lld)\n",     \
+                    __FILE__, __LINE__, harness_current, #actual, harness_a,     \
+                    #expected, harness_e);                                       \
+            harness_current_failed = 1;                                          \
+        }                                                                        \
+    } while (0)
+
+#define RUN(name) harness_run(#name, name)
+
+static void harness_run(const char *name, void (*fn)(void)) {
+    harness_current = name;
+    harness_current_failed = 0;
+    fn();
+    if (harness_current_failed) {
+        harness_failed++;
+        fprintf(stderr, "FAIL %s\n", name);
+    } else {
+        harness_passed++;
+    }
+}
+
+static int harness_summary(const char *suite) {
+    printf("%s: %d passed, %d failed\n", suite, harness_passed, harness_failed);
+    return harness_failed == 0 ? 0 : 1;
+}
+
+#endif

@@ -1,0 +1,969 @@
+/* Unit tests: one behaviour of shared_ring.h per test, named after it. */
+#define _POSIX_C_SOURCE 200809L
+#define SHARED_RING_IMPLEMENTATION
+#include "../shared_ring.h"
+#include "harness.h"
+
+#include <pthread.h>
+#include <stdalign.h>
+#include <stdlib.h>
+#include <time.h>
+
+/* ---- fixture ------------------------------------------------------------ */
+
+#define REGION_MAX (SHARED_RING_HEADER_SIZE + 4096)
+static alignas(128) unsigned char region[REGION_MAX + 64];
+static size_t region_bytes;
+static shared_ring_producer prod;
+static shared_ring_consumer cons;
+
+/* Format `cap` bytes (max message `max`), attach both sides with `opt`. */
+static void setup_opt(size_t cap, size_t max, const shared_ring_options *opt) {
+    memset(region, 0xAB, sizeof region);
+    region_bytes = shared_ring_region_size(cap);
+    CHECK_EQ(shared_ring_format(region, region_bytes, cap, max), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_producer(&prod, region, region_bytes, opt), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_consumer(&cons, region, region_bytes, opt), SHARED_RING_OK);
+}
+static void setup(size_t cap, size_t max) { setup_opt(cap, max, NULL); }
+
+static uint64_t region_u64(size_t off) {
+    uint64_t v;
+    memcpy(&v, region + off, sizeof v);
+    return v;
+}
+static uint32_t region_u32(size_t off) {
+    uint32_t v;
+    memcpy(&v, region + off, sizeof v);
+    return v;
+}
+static void set_region_u64(size_t off, uint64_t v) { memcpy(region + off, &v, sizeof v); }
+static void set_region_u32(size_t off, uint32_t v) { memcpy(region + off, &v, sizeof v); }
+
+/* A read callback that records what it saw. */
+typedef struct seen {
+    int count;
+    int stop_after;          /* stop the batch after this many (0: never) */
+    size_t lens[256];
+    const void *ptrs[256];
+    char text[4096];
+    size_t text_len;
+} seen;
+
+static int record_message(void *user, const void *data, size_t len) {
+    seen *s = (seen *)user;
+    if (s->count < 256) {
+        s->lens[s->count] = len;
+        s->ptrs[s->count] = data;
+    }
+    if (s->text_len + len <= sizeof s->text) {
+        memcpy(s->text + s->text_len, data, len);
+        s->text_len += len;
+    }
+    s->count++;
+    return s->stop_after != 0 && s->count >= s->stop_after;
+}
+
+static int drain(seen *s) {
+    memset(s, 0, sizeof *s);
+    return shared_ring_read_some(&cons, record_message, s);
+}
+
+static size_t fill_hello(void *user, void *dst, size_t max_len) {
+    (void)user;
+    if (max_len < 5) return 0;
+    memcpy(dst, "hello", 5);
+    return 5;
+}
+static size_t fill_too_much(void *user, void *dst, size_t max_len) {
+    (void)user;
+    (void)dst;
+    return max_len + 1;
+}
+
+/* ---- setup -------------------------------------------------------------- */
+
+TEST(region_size_is_capacity_plus_header) {
+    CHECK_EQ(shared_ring_region_size(1024), 1024 + SHARED_RING_HEADER_SIZE);
+    CHECK_EQ(shared_ring_region_size(64), 64 + SHARED_RING_HEADER_SIZE);
+}
+
+TEST(region_size_rejects_capacity_not_power_of_two_or_below_64) {
+    CHECK_EQ(shared_ring_region_size(0), 0);
+    CHECK_EQ(shared_ring_region_size(100), 0);
+    CHECK_EQ(shared_ring_region_size(32), 0);
+}
+
+TEST(capacity_for_gives_smallest_ring_that_fits_the_message) {
+    CHECK_EQ(shared_ring_capacity_for(0), 64);
+    CHECK_EQ(shared_ring_capacity_for(24), 64);   /* 64/2 - 8 = 24 */
+    CHECK_EQ(shared_ring_capacity_for(25), 128);
+    CHECK_EQ(shared_ring_capacity_for(1000), 2048); /* 2048/2 - 8 = 1016 */
+    CHECK_EQ(shared_ring_capacity_for(1017), 4096);
+}
+
+TEST(capacity_for_rejects_message_over_limit) {
+    CHECK_EQ(shared_ring_capacity_for((size_t)0x80000000u), 0);
+}
+
+TEST(format_rejects_null_region) {
+    CHECK_EQ(shared_ring_format(NULL, 4096, 1024, 0), SHARED_RING_ERR_ARG);
+}
+
+TEST(format_rejects_misaligned_region) {
+    CHECK_EQ(shared_ring_format(region + 4, REGION_MAX, 1024, 0), SHARED_RING_ERR_ALIGN);
+}
+
+TEST(format_rejects_region_smaller_than_needed) {
+    CHECK_EQ(shared_ring_format(region, shared_ring_region_size(1024) - 1, 1024, 0),
+             SHARED_RING_ERR_SIZE);
+}
+
+TEST(format_rejects_capacity_not_power_of_two) {
+    CHECK_EQ(shared_ring_format(region, REGION_MAX, 1000, 0), SHARED_RING_ERR_SIZE);
+}
+
+TEST(format_rejects_max_message_over_half_capacity) {
+    CHECK_EQ(shared_ring_format(region, REGION_MAX, 1024, 1024 / 2 - 7), SHARED_RING_ERR_ARG);
+    CHECK_EQ(shared_ring_format(region, REGION_MAX, 1024, 1024 / 2 - 8), SHARED_RING_OK);
+}
+
+TEST(format_with_zero_max_message_allows_the_largest) {
+    setup(1024, 0);
+    CHECK_EQ(shared_ring_producer_max_message(&prod), 1024 / 2 - 8);
+    CHECK_EQ(shared_ring_consumer_max_message(&cons), 1024 / 2 - 8);
+}
+
+TEST(format_writes_the_documented_header_bytes) {
+    setup(1024, 100);
+    CHECK_EQ(region_u32(0), SHARED_RING_MAGIC);
+    CHECK_EQ(region_u32(4), SHARED_RING_LAYOUT_VERSION);
+    CHECK_EQ(region_u64(8), 1024);
+    CHECK_EQ(region_u32(16), 100);
+    CHECK_EQ(region_u32(20), SHARED_RING_HEADER_SIZE);
+    CHECK_EQ(region_u64(128), 0);
+    CHECK_EQ(region_u32(136), 0);
+    CHECK_EQ(region_u64(256), 0);
+    CHECK_EQ(region_u32(264), 0);
+    CHECK_EQ(region_u32(384), 0);
+    CHECK_EQ(region_u32(388), 0);
+}
+
+TEST(positions_and_records_live_at_the_documented_offsets) {
+    seen s;
+    setup(1024, 0);
+    CHECK_EQ(shared_ring_write_bytes(&prod, "abc", 3, 0), SHARED_RING_OK);
+    CHECK_EQ(region_u64(128), 16);                         /* write_pos */
+    CHECK_EQ(region_u32(SHARED_RING_HEADER_SIZE), 3);      /* record length */
+    CHECK_EQ(region_u32(SHARED_RING_HEADER_SIZE + 4), 0);  /* reserved */
+    CHECK(memcmp(region + SHARED_RING_HEADER_SIZE + 8, "abc", 3) == 0);
+    CHECK_EQ(drain(&s), 1);
+    CHECK_EQ(region_u64(256), 16);                         /* read_pos */
+    CHECK_EQ(shared_ring_close(&prod), SHARED_RING_OK);
+    CHECK_EQ(region_u32(136), 1);                          /* closed */
+}
+
+TEST(attach_rejects_unformatted_region) {
+    memset(region, 0, sizeof region);
+    CHECK_EQ(shared_ring_attach_producer(&prod, region, REGION_MAX, NULL), SHARED_RING_ERR_MAGIC);
+    CHECK_EQ(shared_ring_attach_consumer(&cons, region, REGION_MAX, NULL), SHARED_RING_ERR_MAGIC);
+}
+
+TEST(attach_rejects_other_layout_version) {
+    setup(1024, 0);
+    set_region_u32(4, 2);
+    CHECK_EQ(shared_ring_attach_consumer(&cons, region, region_bytes, NULL),
+             SHARED_RING_ERR_VERSION);
+}
+
+TEST(attach_rejects_misaligned_region) {
+    CHECK_EQ(shared_ring_attach_consumer(&cons, region + 1, REGION_MAX, NULL),
+             SHARED_RING_ERR_ALIGN);
+}
+
+TEST(attach_rejects_region_smaller_than_its_header_says) {
+    setup(1024, 0);
+    CHECK_EQ(shared_ring_attach_consumer(&cons, region, region_bytes - 8, NULL),
+             SHARED_RING_ERR_SIZE);
+    CHECK_EQ(shared_ring_attach_producer(&prod, region, 100, NULL), SHARED_RING_ERR_SIZE);
+}
+
+TEST(attach_rejects_null_handle_or_region) {
+    setup(1024, 0);
+    CHECK_EQ(shared_ring_attach_consumer(NULL, region, region_bytes, NULL), SHARED_RING_ERR_ARG);
+    CHECK_EQ(shared_ring_attach_producer(NULL, region, region_bytes, NULL), SHARED_RING_ERR_ARG);
+    CHECK_EQ(shared_ring_attach_consumer(&cons, NULL, region_bytes, NULL), SHARED_RING_ERR_ARG);
+}
+
+TEST(attach_rejects_corrupt_capacity_or_max_message) {
+    setup(1024, 0);
+    set_region_u64(8, 1000);
+    CHECK_EQ(shared_ring_attach_consumer(&cons, region, region_bytes, NULL),
+             SHARED_RING_ERR_CORRUPT);
+    setup(1024, 0);
+    set_region_u32(16, 1024);
+    CHECK_EQ(shared_ring_attach_consumer(&cons, region, region_bytes, NULL),
+             SHARED_RING_ERR_CORRUPT);
+}
+
+TEST(attach_rejects_inconsistent_positions) {
+    setup(1024, 0);
+    set_region_u64(128, 2048); /* write_pos more than a capacity ahead */
+    CHECK_EQ(shared_ring_attach_consumer(&cons, region, region_bytes, NULL),
+             SHARED_RING_ERR_CORRUPT);
+    CHECK_EQ(shared_ring_attach_producer(&prod, region, region_bytes, NULL),
+             SHARED_RING_ERR_CORRUPT);
+}
+
+TEST(attach_rejects_bad_options) {
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
+    setup(1024, 0);
+    o.resume_percent = 101;
+    CHECK_EQ(shared_ring_attach_producer(&prod, region, region_bytes, &o), SHARED_RING_ERR_ARG);
+    o.resume_percent = 100;
+    CHECK_EQ(shared_ring_attach_producer(&prod, region, region_bytes, &o), SHARED_RING_OK);
+}
+
+static void noop_wait(void *u, void *a, uint32_t e, uint64_t t) { (void)u; (void)a; (void)e; (void)t; }
+
+TEST(attach_rejects_wait_hook_without_wake_hook) {
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
+    setup(1024, 0);
+    o.wait = noop_wait;
+    CHECK_EQ(shared_ring_attach_consumer(&cons, region, region_bytes, &o), SHARED_RING_ERR_ARG);
+}
+
+TEST(default_options_equal_the_init_macro) {
+    shared_ring_options a = SHARED_RING_OPTIONS_INIT, b = shared_ring_default_options();
+    CHECK_EQ(a.spin_count, b.spin_count);
+    CHECK_EQ(a.resume_percent, b.resume_percent);
+    CHECK(b.wait == NULL && b.wake == NULL);
+}
+
+/* ---- producer ----------------------------------------------------------- */
+
+TEST(written_bytes_are_delivered_unchanged) {
+    seen s;
+    setup(1024, 0);
+    CHECK_EQ(shared_ring_write_bytes(&prod, "hello world", 11, 0), SHARED_RING_OK);
+    CHECK_EQ(drain(&s), 1);
+    CHECK_EQ(s.lens[0], 11);
+    CHECK(memcmp(s.text, "hello world", 11) == 0);
+}
+
+TEST(zero_length_message_is_delivered) {
+    seen s;
+    setup(1024, 0);
+    CHECK_EQ(shared_ring_write_bytes(&prod, NULL, 0, 0), SHARED_RING_OK);
+    CHECK_EQ(drain(&s), 1);
+    CHECK_EQ(s.lens[0], 0);
+}
+
+TEST(messages_are_8_byte_aligned) {
+    seen s;
+    int i;
+    setup(1024, 0);
+    for (i = 0; i < 9; i++) CHECK_EQ(shared_ring_write_bytes(&prod, "xxxxxxxxx", (size_t)i, 0), 0);
+    CHECK_EQ(drain(&s), 9);
+    for (i = 0; i < 9; i++) CHECK_EQ((uintptr_t)s.ptrs[i] % 8, 0);
+}
+
+TEST(messages_keep_order_across_many_wraps) {
+    int i, next = 0, bad = 0;
+    setup(256, 0);
+    for (i = 0; i < 1000; i++) {
+        char msg[64];
+        int len = snprintf(msg, sizeof msg, "message %d", i) + (i % 7) * 5;
+        memset(msg + len - (i % 7) * 5, '.', (size_t)(i % 7) * 5);
+        while (shared_ring_write_bytes(&prod, msg, (size_t)len, 0) == SHARED_RING_FULL) {
+            shared_ring_message m;
+            while (shared_ring_peek(&cons, &m) == SHARED_RING_OK) {
+                char want[64];
+                int wl = snprintf(want, sizeof want, "message %d", next);
+                if (m.len < (size_t)wl || memcmp(m.data, want, (size_t)wl) != 0) bad++;
+                next++;
+            }
+            shared_ring_release(&cons);
+        }
+    }
+    CHECK_EQ(bad, 0);
+    CHECK(next > 900);
+}
+
+TEST(message_that_does_not_fit_before_the_end_is_padded_not_split) {
+    seen s;
+    char big[200];
+    setup(256, 0);
+    memset(big, 'b', sizeof big);
+    CHECK_EQ(shared_ring_write_bytes(&prod, big, 100, 0), SHARED_RING_OK); /* 112 bytes */
+    CHECK_EQ(drain(&s), 1);
+    CHECK_EQ(shared_ring_write_bytes(&prod, big, 100, 0), SHARED_RING_OK); /* to 224 */
+    CHECK_EQ(drain(&s), 1);
+    /* 32 bytes left before the end: a 100-byte message must start at 0 */
+    CHECK_EQ(shared_ring_write_bytes(&prod, big, 100, 0), SHARED_RING_OK);
+    CHECK_EQ(region_u32(SHARED_RING_HEADER_SIZE + 224), 0xFFFFFFFFu);
+    CHECK_EQ(drain(&s), 1);
+    CHECK(s.ptrs[0] == region + SHARED_RING_HEADER_SIZE + 8);
+    CHECK_EQ(s.lens[0], 100);
+}
+
+TEST(message_over_max_is_rejected) {
+    char buf[200] = {0};
+    setup(1024, 100);
+    CHECK_EQ(shared_ring_write_bytes(&prod, buf, 101, 0), SHARED_RING_ERR_TOO_BIG);
+    CHECK_EQ(shared_ring_write_bytes(&prod, buf, 100, 0), SHARED_RING_OK);
+}
+
+TEST(try_write_reports_full_when_there_is_no_room) {
+    char buf[100] = {0};
+    int n = 0;
+    setup(256, 0);
+    while (shared_ring_write_bytes(&prod, buf, 56, 0) == SHARED_RING_OK) n++;
+    CHECK_EQ(n, 4); /* 4 records of 64 bytes fill 256 */
+    CHECK_EQ(shared_ring_write_bytes(&prod, buf, 56, 0), SHARED_RING_FULL);
+    CHECK_EQ(shared_ring_try_write(&prod, 8, fill_hello, NULL), SHARED_RING_FULL);
+}
+
+TEST(after_full_try_write_waits_for_the_resume_threshold) {
+    char buf[100] = {0};
+    shared_ring_message m;
+    setup(256, 0); /* default: resume at 50% free */
+    while (shared_ring_write_bytes(&prod, buf, 56, 0) == SHARED_RING_OK) {}
+    CHECK_EQ(shared_ring_peek(&cons, &m), SHARED_RING_OK);
+    shared_ring_release(&cons); /* 64 of 256 free: room for one, below 50% */
+    CHECK_EQ(shared_ring_write_bytes(&prod, buf, 56, 0), SHARED_RING_FULL);
+    CHECK_EQ(shared_ring_peek(&cons, &m), SHARED_RING_OK);
+    shared_ring_release(&cons); /* 128 of 256 free: 50% */
+    CHECK_EQ(shared_ring_write_bytes(&prod, buf, 56, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_write_bytes(&prod, buf, 56, 0), SHARED_RING_OK);
+}
+
+TEST(zero_resume_percent_resumes_as_soon_as_the_message_fits) {
+    char buf[100] = {0};
+    shared_ring_message m;
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
+    o.resume_percent = 0;
+    setup_opt(256, 0, &o);
+    while (shared_ring_write_bytes(&prod, buf, 56, 0) == SHARED_RING_OK) {}
+    CHECK_EQ(shared_ring_peek(&cons, &m), SHARED_RING_OK);
+    shared_ring_release(&cons);
+    CHECK_EQ(shared_ring_write_bytes(&prod, buf, 56, 0), SHARED_RING_OK);
+}
+
+TEST(timed_write_times_out_when_the_ring_stays_full) {
+    char buf[100] = {0};
+    struct timespec t0, t1;
+    long long ns;
+    setup(256, 0);
+    while (shared_ring_write_bytes(&prod, buf, 56, 0) == SHARED_RING_OK) {}
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    CHECK_EQ(shared_ring_write_timed(&prod, 8, fill_hello, NULL, 20000000), SHARED_RING_TIMEOUT);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    ns = (t1.tv_sec - t0.tv_sec) * 1000000000LL + (t1.tv_nsec - t0.tv_nsec);
+    CHECK(ns >= 20000000LL);
+    CHECK(ns < 2000000000LL);
+}
+
+TEST(write_callback_publishes_the_length_it_returns) {
+    seen s;
+    setup(1024, 0);
+    CHECK_EQ(shared_ring_write(&prod, 64, fill_hello, NULL), SHARED_RING_OK);
+    CHECK_EQ(drain(&s), 1);
+    CHECK_EQ(s.lens[0], 5);
+    CHECK(memcmp(s.text, "hello", 5) == 0);
+    CHECK_EQ(region_u64(128), 16); /* record sized by 5 bytes, not 64 */
+}
+
+TEST(write_callback_returning_more_than_max_len_cancels_the_write) {
+    seen s;
+    setup(1024, 0);
+    CHECK_EQ(shared_ring_write(&prod, 16, fill_too_much, NULL), SHARED_RING_ERR_TOO_BIG);
+    CHECK_EQ(drain(&s), 0);
+    CHECK_EQ(shared_ring_write(&prod, 16, fill_hello, NULL), SHARED_RING_OK); /* no claim left open */
+}
+
+TEST(write_with_null_callback_is_an_argument_error) {
+    setup(1024, 0);
+    CHECK_EQ(shared_ring_write(&prod, 16, NULL, NULL), SHARED_RING_ERR_ARG);
+    CHECK_EQ(shared_ring_try_write(&prod, 16, NULL, NULL), SHARED_RING_ERR_ARG);
+}
+
+TEST(write_bytes_with_null_data_and_nonzero_length_is_an_argument_error) {
+    setup(1024, 0);
+    CHECK_EQ(shared_ring_write_bytes(&prod, NULL, 4, 0), SHARED_RING_ERR_ARG);
+}
+
+TEST(write_str_sends_the_characters_without_the_terminator) {
+    seen s;
+    setup(1024, 0);
+    CHECK_EQ(shared_ring_write_str(&prod, "hi there", 0), SHARED_RING_OK);
+    CHECK_EQ(drain(&s), 1);
+    CHECK_EQ(s.lens[0], 8);
+    CHECK(memcmp(s.text, "hi there", 8) == 0);
+}
+
+TEST(write_str_longer_than_max_is_rejected_without_reading_past_max) {
+    char unterminated[64];
+    memset(unterminated, 'x', sizeof unterminated);
+    setup(1024, 16);
+    /* 17 bytes are scanned at most, well inside the array. */
+    CHECK_EQ(shared_ring_write_str(&prod, unterminated, 0), SHARED_RING_ERR_TOO_BIG);
+    CHECK_EQ(shared_ring_write_str(&prod, NULL, 0), SHARED_RING_ERR_ARG);
+}
+
+TEST(claim_gives_aligned_space_that_commit_publishes) {
+    seen s;
+    void *dst = NULL;
+    setup(1024, 0);
+    CHECK_EQ(shared_ring_claim(&prod, 32, 0, &dst), SHARED_RING_OK);
+    CHECK(dst != NULL && (uintptr_t)dst % 8 == 0);
+    memcpy(dst, "in place", 8);
+    CHECK_EQ(drain(&s), 0); /* nothing published before commit */
+    CHECK_EQ(shared_ring_commit(&prod, 8), SHARED_RING_OK);
+    CHECK_EQ(drain(&s), 1);
+    CHECK(s.ptrs[0] == dst);
+    CHECK(memcmp(s.text, "in place", 8) == 0);
+}
+
+TEST(commit_larger_than_the_claim_fails_and_keeps_the_claim) {
+    void *dst;
+    setup(1024, 0);
+    CHECK_EQ(shared_ring_claim(&prod, 8, 0, &dst), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_commit(&prod, 9), SHARED_RING_ERR_TOO_BIG);
+    CHECK_EQ(shared_ring_commit(&prod, 8), SHARED_RING_OK);
+}
+
+TEST(commit_without_claim_is_a_state_error) {
+    setup(1024, 0);
+    CHECK_EQ(shared_ring_commit(&prod, 0), SHARED_RING_ERR_STATE);
+}
+
+TEST(abort_drops_the_claim) {
+    seen s;
+    void *dst;
+    setup(1024, 0);
+    CHECK_EQ(shared_ring_claim(&prod, 8, 0, &dst), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_abort(&prod), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_flush(&prod), SHARED_RING_OK);
+    CHECK_EQ(drain(&s), 0);
+    CHECK_EQ(shared_ring_abort(&prod), SHARED_RING_ERR_STATE);
+}
+
+TEST(writing_while_a_claim_is_open_is_a_state_error) {
+    void *dst, *dst2;
+    setup(1024, 0);
+    CHECK_EQ(shared_ring_claim(&prod, 8, 0, &dst), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_write_bytes(&prod, "x", 1, 0), SHARED_RING_ERR_STATE);
+    CHECK_EQ(shared_ring_claim(&prod, 8, 0, &dst2), SHARED_RING_ERR_STATE);
+    CHECK(dst2 == NULL);
+    CHECK_EQ(shared_ring_close(&prod), SHARED_RING_ERR_STATE);
+}
+
+TEST(claim_with_null_out_is_an_argument_error) {
+    setup(1024, 0);
+    CHECK_EQ(shared_ring_claim(&prod, 8, 0, NULL), SHARED_RING_ERR_ARG);
+}
+
+TEST(cork_holds_publication_until_uncork) {
+    seen s;
+    setup(1024, 0);
+    CHECK_EQ(shared_ring_cork(&prod), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_write_bytes(&prod, "a", 1, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_write_bytes(&prod, "b", 1, 0), SHARED_RING_OK);
+    CHECK_EQ(region_u64(128), 0);
+    CHECK_EQ(drain(&s), 0);
+    CHECK_EQ(shared_ring_uncork(&prod), SHARED_RING_OK);
+    CHECK_EQ(region_u64(128), 32);
+    CHECK_EQ(drain(&s), 2);
+}
+
+TEST(nested_cork_publishes_at_the_outermost_uncork) {
+    setup(1024, 0);
+    shared_ring_cork(&prod);
+    shared_ring_cork(&prod);
+    CHECK_EQ(shared_ring_write_bytes(&prod, "a", 1, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_uncork(&prod), SHARED_RING_OK);
+    CHECK_EQ(region_u64(128), 0);
+    CHECK_EQ(shared_ring_uncork(&prod), SHARED_RING_OK);
+    CHECK_EQ(region_u64(128), 16);
+}
+
+TEST(uncork_without_cork_is_a_state_error) {
+    setup(1024, 0);
+    CHECK_EQ(shared_ring_uncork(&prod), SHARED_RING_ERR_STATE);
+}
+
+TEST(flush_publishes_while_corked) {
+    seen s;
+    setup(1024, 0);
+    shared_ring_cork(&prod);
+    CHECK_EQ(shared_ring_write_bytes(&prod, "a", 1, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_flush(&prod), SHARED_RING_OK);
+    CHECK_EQ(drain(&s), 1);
+}
+
+TEST(close_lets_the_consumer_drain_then_reports_closed) {
+    seen s;
+    setup(1024, 0);
+    shared_ring_cork(&prod);
+    CHECK_EQ(shared_ring_write_bytes(&prod, "last", 4, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_close(&prod), SHARED_RING_OK); /* publishes despite the cork */
+    CHECK_EQ(drain(&s), 1);
+    CHECK_EQ(drain(&s), SHARED_RING_CLOSED);
+    CHECK_EQ(shared_ring_wait(&cons, SHARED_RING_FOREVER), SHARED_RING_CLOSED);
+}
+
+TEST(write_after_close_returns_closed) {
+    setup(1024, 0);
+    CHECK_EQ(shared_ring_close(&prod), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_close(&prod), SHARED_RING_OK); /* idempotent */
+    CHECK_EQ(shared_ring_write_bytes(&prod, "x", 1, 0), SHARED_RING_CLOSED);
+}
+
+TEST(reattached_producer_appends_after_what_was_published) {
+    seen s;
+    setup(1024, 0);
+    CHECK_EQ(shared_ring_write_bytes(&prod, "one", 3, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_producer(&prod, region, region_bytes, NULL), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_write_bytes(&prod, "two", 3, 0), SHARED_RING_OK);
+    CHECK_EQ(drain(&s), 2);
+    CHECK(memcmp(s.text, "onetwo", 6) == 0);
+}
+
+/* ---- consumer ------------------------------------------------------------ */
+
+TEST(read_some_on_an_empty_ring_returns_zero) {
+    seen s;
+    setup(1024, 0);
+    CHECK_EQ(drain(&s), 0);
+    CHECK_EQ(s.count, 0);
+}
+
+TEST(read_callback_can_stop_the_batch) {
+    seen s;
+    int i;
+    setup(1024, 0);
+    for (i = 0; i < 5; i++) shared_ring_write_bytes(&prod, "m", 1, 0);
+    memset(&s, 0, sizeof s);
+    s.stop_after = 2;
+    CHECK_EQ(shared_ring_read_some(&cons, record_message, &s), 2);
+    CHECK_EQ(drain(&s), 3);
+}
+
+static int check_read_pos_unchanged(void *user, const void *data, size_t len) {
+    int *bad = (int *)user;
+    (void)data;
+    (void)len;
+    if (region_u64(256) != 0) (*bad)++;
+    return 0;
+}
+
+TEST(read_some_publishes_the_read_position_once_per_batch) {
+    int i, bad = 0;
+    setup(1024, 0);
+    for (i = 0; i < 4; i++) shared_ring_write_bytes(&prod, "m", 1, 0);
+    CHECK_EQ(shared_ring_read_some(&cons, check_read_pos_unchanged, &bad), 4);
+    CHECK_EQ(bad, 0);
+    CHECK_EQ(region_u64(256), 64);
+}
+
+TEST(peek_walks_forward_and_release_frees_all_peeked) {
+    shared_ring_message a, b;
+    setup(1024, 0);
+    shared_ring_write_bytes(&prod, "first", 5, 0);
+    shared_ring_write_bytes(&prod, "second", 6, 0);
+    CHECK_EQ(shared_ring_peek(&cons, &a), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_peek(&cons, &b), SHARED_RING_OK);
+    CHECK(a.len == 5 && memcmp(a.data, "first", 5) == 0);
+    CHECK(b.len == 6 && memcmp(b.data, "second", 6) == 0);
+    CHECK_EQ(region_u64(256), 0);
+    CHECK_EQ(shared_ring_release(&cons), 2);
+    CHECK_EQ(region_u64(256), 32);
+    CHECK_EQ(shared_ring_release(&cons), 0);
+}
+
+TEST(peek_on_an_empty_ring_returns_empty) {
+    shared_ring_message m;
+    setup(1024, 0);
+    CHECK_EQ(shared_ring_peek(&cons, &m), SHARED_RING_EMPTY);
+    CHECK_EQ(shared_ring_peek(&cons, NULL), SHARED_RING_ERR_ARG);
+}
+
+TEST(wait_on_an_empty_ring_times_out) {
+    setup(1024, 0);
+    CHECK_EQ(shared_ring_wait(&cons, 0), SHARED_RING_TIMEOUT);
+    CHECK_EQ(shared_ring_wait(&cons, 5000000), SHARED_RING_TIMEOUT);
+    CHECK_EQ(shared_ring_read(&cons, record_message, NULL, 1000), SHARED_RING_TIMEOUT);
+}
+
+TEST(wait_returns_ok_when_data_is_there) {
+    setup(1024, 0);
+    shared_ring_write_bytes(&prod, "x", 1, 0);
+    CHECK_EQ(shared_ring_wait(&cons, 0), SHARED_RING_OK);
+}
+
+static void *write_later(void *arg) {
+    struct timespec d = { 0, 30000000 };
+    (void)arg;
+    nanosleep(&d, NULL);
+    shared_ring_write_bytes(&prod, "late", 4, SHARED_RING_FOREVER);
+    return NULL;
+}
+
+TEST(sleeping_consumer_is_woken_by_a_write) {
+    pthread_t t;
+    shared_ring_stats st = {0};
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
+    o.spin_count = 0;
+    setup_opt(1024, 0, &o);
+    pthread_create(&t, NULL, write_later, NULL);
+    CHECK_EQ(shared_ring_wait(&cons, 10000000000ULL), SHARED_RING_OK);
+    pthread_join(t, NULL);
+    shared_ring_consumer_stats(&cons, &st);
+    CHECK(st.sleeps >= 1);
+    CHECK_EQ(st.waits, 1);
+    shared_ring_producer_stats(&prod, &st);
+    CHECK(st.wakes >= 1);
+}
+
+static void *drain_later(void *arg) {
+    struct timespec d = { 0, 30000000 };
+    int *total = (int *)arg;
+    nanosleep(&d, NULL);
+    while (*total < 8) {
+        int n = shared_ring_read(&cons, record_message, &(seen){0}, 1000000000ULL);
+        if (n > 0) *total += n;
+        else break;
+    }
+    return NULL;
+}
+
+TEST(blocked_producer_is_woken_when_the_consumer_frees_space) {
+    pthread_t t;
+    int total = 0, i;
+    char buf[56] = {0};
+    shared_ring_stats st = {0};
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
+    o.spin_count = 0;
+    setup_opt(256, 0, &o);
+    pthread_create(&t, NULL, drain_later, &total);
+    for (i = 0; i < 8; i++)
+        CHECK_EQ(shared_ring_write_bytes(&prod, buf, sizeof buf, 10000000000ULL), SHARED_RING_OK);
+    pthread_join(t, NULL);
+    CHECK_EQ(total, 8);
+    shared_ring_producer_stats(&prod, &st);
+    CHECK(st.sleeps >= 1);
+}
+
+static void *read_all_until_closed(void *arg) {
+    int *total = (int *)arg, n;
+    seen s;
+    for (;;) {
+        memset(&s, 0, sizeof s);
+        n = shared_ring_read(&cons, record_message, &s, 10000000000ULL);
+        if (n < 0) break;
+        *total += n;
+    }
+    return NULL;
+}
+
+TEST(corked_producer_publishes_before_waiting_so_it_cannot_deadlock) {
+    pthread_t t;
+    int total = 0, i;
+    char buf[56] = {0};
+    setup(256, 0);
+    pthread_create(&t, NULL, read_all_until_closed, &total);
+    shared_ring_cork(&prod);
+    for (i = 0; i < 100; i++) /* far more than the ring holds */
+        CHECK_EQ(shared_ring_write_bytes(&prod, buf, sizeof buf, 10000000000ULL), SHARED_RING_OK);
+    shared_ring_uncork(&prod);
+    shared_ring_close(&prod);
+    pthread_join(t, NULL);
+    CHECK_EQ(total, 100);
+}
+
+static int wait_hook_calls, wake_hook_calls;
+static void counting_wait(void *user, void *addr, uint32_t expected, uint64_t timeout_ns) {
+    struct timespec d = { 0, 100000 };
+    (void)user; (void)addr; (void)expected; (void)timeout_ns;
+    __atomic_fetch_add(&wait_hook_calls, 1, __ATOMIC_RELAXED);
+    nanosleep(&d, NULL);
+}
+static void counting_wake(void *user, void *addr) {
+    (void)user; (void)addr;
+    __atomic_fetch_add(&wake_hook_calls, 1, __ATOMIC_RELAXED);
+}
+
+TEST(wait_hooks_replace_the_os_primitives) {
+    pthread_t t;
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
+    o.spin_count = 0;
+    o.wait = counting_wait;
+    o.wake = counting_wake;
+    wait_hook_calls = wake_hook_calls = 0;
+    setup_opt(1024, 0, &o);
+    pthread_create(&t, NULL, write_later, NULL);
+    CHECK_EQ(shared_ring_wait(&cons, 10000000000ULL), SHARED_RING_OK);
+    pthread_join(t, NULL);
+    CHECK(__atomic_load_n(&wait_hook_calls, __ATOMIC_RELAXED) >= 1);
+}
+
+TEST(functions_reject_unattached_and_wrong_side_handles) {
+    shared_ring_producer zero_p;
+    shared_ring_consumer zero_c;
+    shared_ring_message m;
+    shared_ring_stats st = {0};
+    memset(&zero_p, 0, sizeof zero_p);
+    memset(&zero_c, 0, sizeof zero_c);
+    setup(1024, 0);
+    CHECK_EQ(shared_ring_write_bytes(&zero_p, "x", 1, 0), SHARED_RING_ERR_HANDLE);
+    CHECK_EQ(shared_ring_write_bytes(NULL, "x", 1, 0), SHARED_RING_ERR_HANDLE);
+    CHECK_EQ(shared_ring_peek(&zero_c, &m), SHARED_RING_ERR_HANDLE);
+    CHECK_EQ(shared_ring_release(NULL), SHARED_RING_ERR_HANDLE);
+    /* A consumer handle passed where a producer is expected (and back). */
+    CHECK_EQ(shared_ring_write_bytes((shared_ring_producer *)(void *)&cons, "x", 1, 0),
+             SHARED_RING_ERR_HANDLE);
+    CHECK_EQ(shared_ring_read_some((shared_ring_consumer *)(void *)&prod, record_message, NULL),
+             SHARED_RING_ERR_HANDLE);
+    CHECK_EQ(shared_ring_producer_stats(&zero_p, &st), SHARED_RING_ERR_HANDLE);
+    CHECK_EQ(shared_ring_cork(NULL), SHARED_RING_ERR_HANDLE);
+}
+
+TEST(read_functions_reject_null_callbacks) {
+    setup(1024, 0);
+    CHECK_EQ(shared_ring_read_some(&cons, NULL, NULL), SHARED_RING_ERR_ARG);
+    CHECK_EQ(shared_ring_read(&cons, NULL, NULL, 0), SHARED_RING_ERR_ARG);
+}
+
+/* ---- hardened consumer --------------------------------------------------- */
+
+TEST(write_pos_beyond_capacity_is_corrupt_and_stays_corrupt) {
+    seen s;
+    setup(1024, 0);
+    set_region_u64(128, 1024 + 8);
+    CHECK_EQ(drain(&s), SHARED_RING_ERR_CORRUPT);
+    set_region_u64(128, 0); /* even after a "repair" the handle stays broken */
+    CHECK_EQ(drain(&s), SHARED_RING_ERR_CORRUPT);
+    CHECK_EQ(shared_ring_wait(&cons, 0), SHARED_RING_ERR_CORRUPT);
+    CHECK_EQ(region_u32(264), 1);
+}
+
+TEST(misaligned_write_pos_is_corrupt) {
+    seen s;
+    setup(1024, 0);
+    set_region_u64(128, 12);
+    CHECK_EQ(drain(&s), SHARED_RING_ERR_CORRUPT);
+}
+
+TEST(write_pos_moving_backwards_is_corrupt) {
+    shared_ring_message m;
+    setup(1024, 0);
+    shared_ring_write_bytes(&prod, "abc", 3, 0);
+    CHECK_EQ(shared_ring_peek(&cons, &m), SHARED_RING_OK);
+    set_region_u64(128, 8);
+    CHECK_EQ(shared_ring_peek(&cons, &m), SHARED_RING_ERR_CORRUPT);
+}
+
+TEST(record_length_over_max_is_corrupt) {
+    seen s;
+    setup(1024, 64);
+    shared_ring_write_bytes(&prod, "abc", 3, 0);
+    set_region_u32(SHARED_RING_HEADER_SIZE, 65);
+    CHECK_EQ(drain(&s), SHARED_RING_ERR_CORRUPT);
+    CHECK_EQ(s.count, 0);
+}
+
+TEST(record_reaching_past_write_pos_is_corrupt) {
+    seen s;
+    setup(1024, 0);
+    shared_ring_write_bytes(&prod, "abc", 3, 0); /* 16 bytes published */
+    set_region_u32(SHARED_RING_HEADER_SIZE, 9);  /* claims 24 bytes */
+    CHECK_EQ(drain(&s), SHARED_RING_ERR_CORRUPT);
+}
+
+TEST(record_crossing_the_end_of_the_data_area_is_corrupt) {
+    seen s;
+    shared_ring_message m;
+    int i;
+    char buf[56] = {0};
+    setup(256, 0);
+    for (i = 0; i < 3; i++) shared_ring_write_bytes(&prod, buf, sizeof buf, 0);
+    while (shared_ring_peek(&cons, &m) == SHARED_RING_OK) {}
+    shared_ring_release(&cons);
+    shared_ring_write_bytes(&prod, "x", 1, 0);                /* at offset 192 */
+    shared_ring_write_bytes(&prod, "0123456789", 10, 0);      /* at offset 208 */
+    set_region_u32(SHARED_RING_HEADER_SIZE + 208, 100);       /* 112 > 48 left */
+    set_region_u64(128, 192 + 256);                           /* as if all published */
+    CHECK_EQ(drain(&s), SHARED_RING_ERR_CORRUPT);
+    CHECK_EQ(s.count, 1);                                     /* the good one first */
+}
+
+TEST(padding_at_offset_zero_is_corrupt) {
+    seen s;
+    setup(1024, 0);
+    shared_ring_write_bytes(&prod, "abc", 3, 0);
+    set_region_u32(SHARED_RING_HEADER_SIZE, 0xFFFFFFFFu);
+    CHECK_EQ(drain(&s), SHARED_RING_ERR_CORRUPT);
+}
+
+TEST(padding_reaching_past_write_pos_is_corrupt) {
+    seen s;
+    setup(1024, 0);
+    shared_ring_write_bytes(&prod, "abc", 3, 0);
+    shared_ring_write_bytes(&prod, "abc", 3, 0);
+    set_region_u32(SHARED_RING_HEADER_SIZE + 16, 0xFFFFFFFFu); /* pads 1008 > 16 */
+    CHECK_EQ(drain(&s), SHARED_RING_ERR_CORRUPT);
+}
+
+TEST(nonzero_reserved_word_is_corrupt) {
+    seen s;
+    setup(1024, 0);
+    shared_ring_write_bytes(&prod, "abc", 3, 0);
+    set_region_u32(SHARED_RING_HEADER_SIZE + 4, 1);
+    CHECK_EQ(drain(&s), SHARED_RING_ERR_CORRUPT);
+}
+
+TEST(producer_sees_a_corrupt_ring_as_corrupt) {
+    seen s;
+    char buf[100] = {0};
+    setup(256, 0);
+    set_region_u64(128, 24); /* misaligned → consumer flags corruption */
+    CHECK_EQ(drain(&s), SHARED_RING_ERR_CORRUPT);
+    set_region_u64(128, 0);
+    while (shared_ring_write_bytes(&prod, buf, 56, 0) == SHARED_RING_OK) {}
+    CHECK_EQ(shared_ring_write_bytes(&prod, buf, 56, 0), SHARED_RING_ERR_CORRUPT);
+}
+
+TEST(producer_rejects_read_pos_ahead_of_write_pos) {
+    char buf[100] = {0};
+    setup(256, 0);
+    while (shared_ring_write_bytes(&prod, buf, 56, 0) == SHARED_RING_OK) {}
+    set_region_u64(256, 4096);
+    CHECK_EQ(shared_ring_write_bytes(&prod, buf, 56, 0), SHARED_RING_ERR_CORRUPT);
+    CHECK_EQ(shared_ring_write_bytes(&prod, buf, 1, 0), SHARED_RING_ERR_CORRUPT);
+}
+
+TEST(header_changed_after_attach_does_not_move_the_bounds) {
+    seen s;
+    setup(1024, 0);
+    set_region_u64(8, (uint64_t)1 << 40);  /* capacity */
+    set_region_u32(16, 0x7FFFFFF0u);       /* max message */
+    shared_ring_write_bytes(&prod, "abc", 3, 0);
+    CHECK_EQ(drain(&s), 1);
+    set_region_u32(SHARED_RING_HEADER_SIZE + 16, 600); /* over the attached max (504) */
+    set_region_u64(128, 16 + 616);
+    CHECK_EQ(drain(&s), SHARED_RING_ERR_CORRUPT);
+}
+
+/* ---- stats and strings ---------------------------------------------------- */
+
+TEST(stats_count_messages_bytes_and_largest) {
+    seen s;
+    shared_ring_stats ps = {0}, cs = {0};
+    setup(1024, 0);
+    shared_ring_write_bytes(&prod, "abc", 3, 0);
+    shared_ring_write_bytes(&prod, "abcdefg", 7, 0);
+    drain(&s);
+    CHECK_EQ(shared_ring_producer_stats(&prod, &ps), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_consumer_stats(&cons, &cs), SHARED_RING_OK);
+    CHECK_EQ(ps.messages, 2);
+    CHECK_EQ(ps.bytes, 10);
+    CHECK_EQ(ps.largest, 7);
+    CHECK_EQ(cs.messages, 2);
+    CHECK_EQ(cs.bytes, 10);
+    CHECK_EQ(cs.largest, 7);
+    CHECK_EQ(cs.waits, 0);
+    CHECK_EQ(shared_ring_consumer_stats(&cons, NULL), SHARED_RING_ERR_ARG);
+}
+
+TEST(every_result_has_its_own_description) {
+    int r, q;
+    for (r = SHARED_RING_ERR_HANDLE; r <= 0; r++) {
+        CHECK(strcmp(shared_ring_result_string(r), "unknown result") != 0);
+        for (q = SHARED_RING_ERR_HANDLE; q < r; q++)
+            CHECK(strcmp(shared_ring_result_string(r), shared_ring_result_string(q)) != 0);
+    }
+    CHECK(strcmp(shared_ring_result_string(-999), "unknown result") == 0);
+}
+
+int main(void) {
+    RUN(region_size_is_capacity_plus_header);
+    RUN(region_size_rejects_capacity_not_power_of_two_or_below_64);
+    RUN(capacity_for_gives_smallest_ring_that_fits_the_message);
+    RUN(capacity_for_rejects_message_over_limit);
+    RUN(format_rejects_null_region);
+    RUN(format_rejects_misaligned_region);
+    RUN(format_rejects_region_smaller_than_needed);
+    RUN(format_rejects_capacity_not_power_of_two);
+    RUN(format_rejects_max_message_over_half_capacity);
+    RUN(format_with_zero_max_message_allows_the_largest);
+    RUN(format_writes_the_documented_header_bytes);
+    RUN(positions_and_records_live_at_the_documented_offsets);
+    RUN(attach_rejects_unformatted_region);
+    RUN(attach_rejects_other_layout_version);
+    RUN(attach_rejects_misaligned_region);
+    RUN(attach_rejects_region_smaller_than_its_header_says);
+    RUN(attach_rejects_null_handle_or_region);
+    RUN(attach_rejects_corrupt_capacity_or_max_message);
+    RUN(attach_rejects_inconsistent_positions);
+    RUN(attach_rejects_bad_options);
+    RUN(attach_rejects_wait_hook_without_wake_hook);
+    RUN(default_options_equal_the_init_macro);
+    RUN(written_bytes_are_delivered_unchanged);
+    RUN(zero_length_message_is_delivered);
+    RUN(messages_are_8_byte_aligned);
+    RUN(messages_keep_order_across_many_wraps);
+    RUN(message_that_does_not_fit_before_the_end_is_padded_not_split);
+    RUN(message_over_max_is_rejected);
+    RUN(try_write_reports_full_when_there_is_no_room);
+    RUN(after_full_try_write_waits_for_the_resume_threshold);
+    RUN(zero_resume_percent_resumes_as_soon_as_the_message_fits);
+    RUN(timed_write_times_out_when_the_ring_stays_full);
+    RUN(write_callback_publishes_the_length_it_returns);
+    RUN(write_callback_returning_more_than_max_len_cancels_the_write);
+    RUN(write_with_null_callback_is_an_argument_error);
+    RUN(write_bytes_with_null_data_and_nonzero_length_is_an_argument_error);
+    RUN(write_str_sends_the_characters_without_the_terminator);
+    RUN(write_str_longer_than_max_is_rejected_without_reading_past_max);
+    RUN(claim_gives_aligned_space_that_commit_publishes);
+    RUN(commit_larger_than_the_claim_fails_and_keeps_the_claim);
+    RUN(commit_without_claim_is_a_state_error);
+    RUN(abort_drops_the_claim);
+    RUN(writing_while_a_claim_is_open_is_a_state_error);
+    RUN(claim_with_null_out_is_an_argument_error);
+    RUN(cork_holds_publication_until_uncork);
+    RUN(nested_cork_publishes_at_the_outermost_uncork);
+    RUN(uncork_without_cork_is_a_state_error);
+    RUN(flush_publishes_while_corked);
+    RUN(close_lets_the_consumer_drain_then_reports_closed);
+    RUN(write_after_close_returns_closed);
+    RUN(reattached_producer_appends_after_what_was_published);
+    RUN(read_some_on_an_empty_ring_returns_zero);
+    RUN(read_callback_can_stop_the_batch);
+    RUN(read_some_publishes_the_read_position_once_per_batch);
+    RUN(peek_walks_forward_and_release_frees_all_peeked);
+    RUN(peek_on_an_empty_ring_returns_empty);
+    RUN(wait_on_an_empty_ring_times_out);
+    RUN(wait_returns_ok_when_data_is_there);
+    RUN(sleeping_consumer_is_woken_by_a_write);
+    RUN(blocked_producer_is_woken_when_the_consumer_frees_space);
+    RUN(corked_producer_publishes_before_waiting_so_it_cannot_deadlock);
+    RUN(wait_hooks_replace_the_os_primitives);
+    RUN(functions_reject_unattached_and_wrong_side_handles);
+    RUN(read_functions_reject_null_callbacks);
+    RUN(write_pos_beyond_capacity_is_corrupt_and_stays_corrupt);
+    RUN(misaligned_write_pos_is_corrupt);
+    RUN(write_pos_moving_backwards_is_corrupt);
+    RUN(record_length_over_max_is_corrupt);
+    RUN(record_reaching_past_write_pos_is_corrupt);
+    RUN(record_crossing_the_end_of_the_data_area_is_corrupt);
+    RUN(padding_at_offset_zero_is_corrupt);
+    RUN(padding_reaching_past_write_pos_is_corrupt);
+    RUN(nonzero_reserved_word_is_corrupt);
+    RUN(producer_sees_a_corrupt_ring_as_corrupt);
+    RUN(producer_rejects_read_pos_ahead_of_write_pos);
+    RUN(header_changed_after_attach_does_not_move_the_bounds);
+    RUN(stats_count_messages_bytes_and_largest);
+    RUN(every_result_has_its_own_description);
+    return harness_summary("unit");
+}
