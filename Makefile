@@ -1,0 +1,112 @@
+# shared_ring.h - build, test and benchmark.
+#   make test    unit, stress, crash, compile and example tests   (< 3 min)
+#   make check   the test programs under ThreadSanitizer and ASan+UBSan
+#   make bench   build and run the benchmark (the project's main job)
+# Honours CC, CXX, CFLAGS, CXXFLAGS, LDFLAGS.
+
+CC       ?= cc
+CXX      ?= c++
+CFLAGS   ?= -O2 -g
+CXXFLAGS ?= -O2 -g
+WARN      = -Wall -Wextra -Wpedantic -Werror
+STRICT    = $(WARN) -Wconversion -Wshadow -Wstrict-prototypes
+LIBS      = -lpthread
+
+# How much the stress and crash tests run, per build flavour.
+STRESS_MESSAGES      ?= 10000000
+CRASH_ROUNDS         ?= 50
+TSAN_STRESS_MESSAGES ?= 200000
+TSAN_CRASH_ROUNDS    ?= 20
+ASAN_STRESS_MESSAGES ?= 1000000
+ASAN_CRASH_ROUNDS    ?= 50
+
+B  = tests/bin
+EB = examples/bin
+HDR = shared_ring.h
+TEST_HDRS = $(HDR) tests/harness.h tests/message_check.h
+EXAMPLES = quickstart_threads quickstart_processes
+
+.PHONY: all test check bench examples clean tsan asan compile-tests readme-check
+
+all: $(B)/unit $(B)/stress $(B)/crash $(addprefix $(EB)/,$(EXAMPLES)) bench/bench
+
+$(B) $(EB):
+	mkdir -p $@
+
+# ---- tests -----------------------------------------------------------------
+$(B)/%: tests/%.c $(TEST_HDRS) | $(B)
+	$(CC) -std=c11 $(CFLAGS) $(WARN) -o $@ $< $(LDFLAGS) $(LIBS)
+
+$(B)/tsan-%: tests/%.c $(TEST_HDRS) | $(B)
+	$(CC) -std=c11 -O1 -g -fsanitize=thread $(WARN) -o $@ $< $(LIBS)
+
+$(B)/asan-%: tests/%.c $(TEST_HDRS) | $(B)
+	$(CC) -std=c11 -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all \
+	    -fno-omit-frame-pointer $(WARN) -o $@ $< $(LIBS)
+
+# Compile tests: the header as C11 and C++17 with warnings as errors, the
+# implementation as C and as C++, each program calling a function so that a
+# misspelt SHARED_RING_IMPLEMENTATION fails to link.
+$(B)/compile-c: tests/compile/use.c tests/compile/impl.c $(HDR) | $(B)
+	$(CC) -std=c11 $(CFLAGS) $(STRICT) -o $@ tests/compile/use.c tests/compile/impl.c
+$(B)/compile-c-gnu: tests/compile/use.c tests/compile/impl.c $(HDR) | $(B)
+	$(CC) -std=gnu11 $(CFLAGS) $(STRICT) -o $@ tests/compile/use.c tests/compile/impl.c
+$(B)/compile-cpp: tests/compile/use.cpp tests/compile/impl.cpp $(HDR) | $(B)
+	$(CXX) -std=c++17 $(CXXFLAGS) $(WARN) -Wconversion -Wshadow -o $@ \
+	    tests/compile/use.cpp tests/compile/impl.cpp
+$(B)/compile-cpp-uses-c-impl: tests/compile/use.cpp tests/compile/impl.c $(HDR) | $(B)
+	$(CC) -std=c11 $(CFLAGS) $(STRICT) -c -o $(B)/impl-c.o tests/compile/impl.c
+	$(CXX) -std=c++17 $(CXXFLAGS) $(WARN) -o $@ tests/compile/use.cpp $(B)/impl-c.o
+$(B)/compile-static: tests/compile/static_twice.c $(HDR) | $(B)
+	$(CC) -std=c11 $(CFLAGS) $(STRICT) -o $@ $<
+
+COMPILE_TESTS = compile-c compile-c-gnu compile-cpp compile-cpp-uses-c-impl compile-static
+
+compile-tests: $(addprefix $(B)/,$(COMPILE_TESTS))
+	@for t in $(COMPILE_TESTS); do ./$(B)/$$t || { echo "compile test $$t failed"; exit 1; }; done
+	@echo "compile: $(words $(COMPILE_TESTS)) passed, 0 failed"
+
+# The README's code blocks must be the example files, byte for byte.
+readme-check:
+	@sh tests/readme_check.sh
+
+# ---- examples --------------------------------------------------------------
+$(EB)/%: examples/%.c $(HDR) | $(EB)
+	$(CC) -std=c11 $(CFLAGS) $(WARN) -I. -o $@ $< $(LDFLAGS) $(LIBS)
+
+examples: $(addprefix $(EB)/,$(EXAMPLES))
+
+run-examples: examples
+	@for e in $(EXAMPLES); do ./$(EB)/$$e > /dev/null || { echo "example $$e failed"; exit 1; }; done
+	@echo "examples: $(words $(EXAMPLES)) passed, 0 failed"
+
+# ---- the suites -------------------------------------------------------------
+test: $(B)/unit $(B)/stress $(B)/crash
+	./$(B)/unit
+	./$(B)/stress $(STRESS_MESSAGES)
+	./$(B)/crash $(CRASH_ROUNDS)
+	$(MAKE) --no-print-directory compile-tests
+	$(MAKE) --no-print-directory run-examples
+	$(MAKE) --no-print-directory readme-check
+
+tsan: $(B)/tsan-unit $(B)/tsan-stress $(B)/tsan-crash
+	./$(B)/tsan-unit
+	./$(B)/tsan-stress $(TSAN_STRESS_MESSAGES)
+	./$(B)/tsan-crash $(TSAN_CRASH_ROUNDS)
+
+asan: $(B)/asan-unit $(B)/asan-stress $(B)/asan-crash
+	./$(B)/asan-unit
+	./$(B)/asan-stress $(ASAN_STRESS_MESSAGES)
+	./$(B)/asan-crash $(ASAN_CRASH_ROUNDS)
+
+check: tsan asan
+
+# ---- benchmark ---------------------------------------------------------------
+bench/bench: bench/bench.c $(HDR)
+	$(CC) -std=c11 -O3 -g $(WARN) -o $@ bench/bench.c $(LDFLAGS) $(LIBS) -lm
+
+bench: bench/bench
+	./bench/bench
+
+clean:
+	rm -rf $(B) $(EB) bench/bench

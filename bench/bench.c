@@ -1,0 +1,972 @@
+/* bench: shared_ring.h against a pipe and against the machine's limit.
+
+   One producer thread and one consumer thread, pinned to different CPUs,
+   move fixed-size messages for each size. Every variant's consumer does the
+   same work: it gets each message into a buffer of its own (memcpy out of
+   the ring; read(2) for the pipe) and checks its length and its first and
+   last byte. See README.md, "Benchmark", for what each variant does.
+
+   bench [--quick] [--json] [--svg FILE] [--sizes 64,256,...] [--ring BYTES]
+         [--reps N] [--seconds S] [--help] */
+#define _GNU_SOURCE
+#define SHARED_RING_IMPLEMENTATION
+#include "../shared_ring.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_SIZES 16
+#define MAX_REPS 64
+#define CORK_BATCH 64
+#define LIMIT_BATCH_BYTES (64u * 1024u)
+
+typedef struct config {
+    size_t sizes[MAX_SIZES];
+    int nsizes;
+    size_t ring;
+    int reps;
+    double seconds;
+    int json;
+    int quick;
+    long latency_iters;
+    const char *svg;
+    const char *only;        /* comma-separated variant names, or NULL */
+} config;
+
+typedef struct sample {
+    double msgs_per_s;
+    double bytes_per_s;
+    uint64_t messages;
+    uint64_t bad;
+    uint64_t producer_sleeps;
+    uint64_t consumer_sleeps;
+} sample;
+
+/* ---- small helpers ---------------------------------------------------------- */
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static uint64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void pin_to_cpu(int cpu) {
+    cpu_set_t set;
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    CPU_ZERO(&set);
+    CPU_SET(cpu % (n > 0 ? (int)n : 1), &set);
+    pthread_setaffinity_np(pthread_self(), sizeof set, &set); /* best effort */
+}
+
+static void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(const double *v, int n) {
+    double tmp[MAX_REPS];
+    memcpy(tmp, v, (size_t)n * sizeof *v);
+    qsort(tmp, (size_t)n, sizeof *tmp, cmp_double);
+    return n % 2 ? tmp[n / 2] : (tmp[n / 2 - 1] + tmp[n / 2]) / 2;
+}
+
+static double min_of(const double *v, int n) {
+    double m = v[0];
+    for (int i = 1; i < n; i++) m = v[i] < m ? v[i] : m;
+    return m;
+}
+
+static double max_of(const double *v, int n) {
+    double m = v[0];
+    for (int i = 1; i < n; i++) m = v[i] > m ? v[i] : m;
+    return m;
+}
+
+/* The byte a message carries first and last, so a stale or torn message
+   fails the consumer's check. */
+static unsigned char mark(uint64_t seq) { return (unsigned char)('A' + seq % 26u); }
+
+/* Producers send from 26 ready-made NUL-terminated sources, one per mark.
+   Writing the mark into one buffer before each send would make the next
+   read of it wait for the store buffer to drain (a failed store-to-load
+   forward): a cost of the benchmark, not of the transport. */
+#define NSOURCES 26
+typedef struct sources {
+    char *text[NSOURCES];
+} sources;
+
+static void sources_make(sources *src, size_t size) {
+    for (int i = 0; i < NSOURCES; i++) {
+        src->text[i] = malloc(size + 1);
+        memset(src->text[i], 'x', size);
+        src->text[i][0] = src->text[i][size - 1] = (char)mark((uint64_t)i);
+        src->text[i][size] = '\0';
+    }
+}
+
+/* The next source index, 0..NSOURCES-1, without a division per message. */
+static int next_source(int i) { return i + 1 == NSOURCES ? 0 : i + 1; }
+
+static void sources_free(sources *src) {
+    for (int i = 0; i < NSOURCES; i++) free(src->text[i]);
+}
+
+/* ---- a two-thread run ------------------------------------------------------- */
+
+typedef struct pair {
+    const config *cfg;
+    size_t size;
+    double deadline;       /* producer stops writing at this time */
+    atomic_int ready;      /* start barrier */
+    /* shared ring */
+    void *region;
+    size_t region_size;
+    /* pipe */
+    int fds[2];
+    /* limit: each counter on its own pair of cache lines */
+    unsigned char *buf;
+    _Alignas(128) _Atomic uint64_t lim_write;
+    atomic_int lim_done;
+    _Alignas(128) _Atomic uint64_t lim_read;
+    _Alignas(128) char lim_pad;
+    /* results */
+    sample out;
+    double t_start, t_end;
+} pair;
+
+typedef void *(*thread_fn)(void *);
+
+static void start_barrier(pair *w) {
+    atomic_fetch_add(&w->ready, 1);
+    while (atomic_load(&w->ready) < 2) cpu_relax();
+}
+
+static void run_pair(pair *w, thread_fn producer, thread_fn consumer) {
+    pthread_t t;
+    atomic_store(&w->ready, 0);
+    pthread_create(&t, NULL, producer, w);
+    consumer(w);
+    pthread_join(t, NULL);
+    w->out.msgs_per_s = (double)w->out.messages / (w->t_end - w->t_start);
+    w->out.bytes_per_s = w->out.msgs_per_s * (double)w->size;
+}
+
+/* The consumer's own copy of a message, and its check. */
+typedef struct checker {
+    unsigned char *dst;
+    size_t size;
+    uint64_t seq, bad;
+    int source;              /* seq % NSOURCES, kept without dividing */
+} checker;
+
+static void check_copy(checker *k, const void *data, size_t len) {
+    if (len != k->size) {
+        k->bad++;
+    } else {
+        memcpy(k->dst, data, len);
+        if (k->dst[0] != mark((uint64_t)k->source) || k->dst[len - 1] != mark((uint64_t)k->source))
+            k->bad++;
+    }
+    k->seq++;
+    k->source = next_source(k->source);
+}
+
+/* ---- shared ring variants --------------------------------------------------------- */
+
+typedef enum { WRITE_BUFFER, WRITE_STRING, WRITE_CORKED } write_kind;
+typedef struct shared_pair {
+    pair base;
+    write_kind kind;
+} shared_pair;
+
+static void *shared_producer(void *arg) {
+    shared_pair *sp = (shared_pair *)arg;
+    pair *w = &sp->base;
+    shared_ring_producer p;
+    shared_ring_stats st = {0};
+    sources src;
+    uint64_t seq = 0;
+    int source = 0;
+    pin_to_cpu(0);
+    sources_make(&src, w->size);
+    shared_ring_attach_producer(&p, w->region, w->region_size, NULL);
+    start_barrier(w);
+    for (;;) {
+        int batch = sp->kind == WRITE_CORKED ? CORK_BATCH : 1;
+        if (sp->kind == WRITE_CORKED) shared_ring_cork(&p);
+        for (int i = 0; i < batch; i++, seq++) {
+            const char *text = src.text[source];
+            source = next_source(source);
+            if (sp->kind == WRITE_STRING)
+                shared_ring_write_str(&p, text, SHARED_RING_FOREVER);
+            else
+                shared_ring_write_bytes(&p, text, w->size, SHARED_RING_FOREVER);
+        }
+        if (sp->kind == WRITE_CORKED) shared_ring_uncork(&p);
+        if ((seq & 255u) < (uint64_t)batch && now_s() >= w->deadline) break;
+    }
+    shared_ring_close(&p);
+    shared_ring_producer_stats(&p, &st);
+    w->out.producer_sleeps = st.sleeps;
+    sources_free(&src);
+    return NULL;
+}
+
+static int shared_check(void *user, const void *data, size_t len) {
+    check_copy((checker *)user, data, len);
+    return 0;
+}
+
+static void *shared_consumer(void *arg) {
+    pair *w = (pair *)arg;
+    shared_ring_consumer c;
+    shared_ring_stats st = {0};
+    checker k = { malloc(w->size), w->size, 0, 0, 0 };
+    pin_to_cpu(1);
+    shared_ring_attach_consumer(&c, w->region, w->region_size, NULL);
+    start_barrier(w);
+    w->t_start = now_s();
+    while (shared_ring_read(&c, shared_check, &k, SHARED_RING_FOREVER) >= 0) {}
+    w->t_end = now_s();
+    shared_ring_consumer_stats(&c, &st);
+    w->out.messages = k.seq;
+    w->out.bad = k.bad;
+    w->out.consumer_sleeps = st.sleeps;
+    free(k.dst);
+    return NULL;
+}
+
+static void *shared_region;
+static size_t shared_region_bytes;
+
+static sample run_shared(const config *cfg, size_t size, write_kind kind) {
+    shared_pair sp;
+    memset(&sp, 0, sizeof sp);
+    sp.kind = kind;
+    sp.base.cfg = cfg;
+    sp.base.size = size;
+    sp.base.region = shared_region;
+    sp.base.region_size = shared_region_bytes;
+    shared_ring_format(shared_region, shared_region_bytes, cfg->ring, 0);
+    sp.base.deadline = now_s() + cfg->seconds;
+    run_pair(&sp.base, shared_producer, shared_consumer);
+    return sp.base.out;
+}
+
+static sample run_shared_buffer(const config *c, size_t s) { return run_shared(c, s, WRITE_BUFFER); }
+static sample run_shared_string(const config *c, size_t s) { return run_shared(c, s, WRITE_STRING); }
+static sample run_shared_corked(const config *c, size_t s) { return run_shared(c, s, WRITE_CORKED); }
+
+/* ---- pipe variants ------------------------------------------------------------------ */
+
+static int pipe_bytes;
+
+static int write_all(int fd, struct iovec *iov, int n) {
+    while (n > 0) {
+        ssize_t r = writev(fd, iov, n);
+        if (r < 0) {
+            if (errno == EINTR) continue;
+            return -1;
+        }
+        while (n > 0 && (size_t)r >= iov->iov_len) {
+            r -= (ssize_t)iov->iov_len;
+            iov++;
+            n--;
+        }
+        if (n > 0) {
+            iov->iov_base = (char *)iov->iov_base + r;
+            iov->iov_len -= (size_t)r;
+        }
+    }
+    return 0;
+}
+
+typedef struct pipe_pair {
+    pair base;
+    int strings;
+} pipe_pair;
+
+static void *pipe_producer(void *arg) {
+    pipe_pair *pp = (pipe_pair *)arg;
+    pair *w = &pp->base;
+    sources src;
+    uint64_t seq = 0;
+    int source = 0;
+    pin_to_cpu(0);
+    sources_make(&src, w->size);
+    start_barrier(w);
+    for (;; seq++) {
+        uint32_t len;
+        struct iovec iov[2];
+        char *text = src.text[source];
+        source = next_source(source);
+        len = (uint32_t)(pp->strings ? strlen(text) : w->size);
+        iov[0].iov_base = &len;
+        iov[0].iov_len = sizeof len;
+        iov[1].iov_base = text;
+        iov[1].iov_len = len;
+        if (write_all(w->fds[1], iov, 2) != 0) break;
+        if ((seq & 255u) == 0 && now_s() >= w->deadline) break;
+    }
+    close(w->fds[1]);
+    sources_free(&src);
+    return NULL;
+}
+
+static void *pipe_consumer(void *arg) {
+    pair *w = (pair *)arg;
+    size_t cap = 2u * 1024u * 1024u, have = 0, at = 0;
+    unsigned char *in = malloc(cap);
+    checker k = { malloc(w->size), w->size, 0, 0, 0 };
+    pin_to_cpu(1);
+    start_barrier(w);
+    w->t_start = now_s();
+    for (;;) {
+        ssize_t r;
+        /* Parse every whole frame we hold; read(2) already copied it out. */
+        while (have - at >= 4) {
+            uint32_t len;
+            memcpy(&len, in + at, 4);
+            if (have - at < 4u + len) break;
+            if (len != k.size || in[at + 4] != mark((uint64_t)k.source) ||
+                in[at + 3 + len] != mark((uint64_t)k.source))
+                k.bad++;
+            k.seq++;
+            k.source = next_source(k.source);
+            at += 4u + len;
+        }
+        memmove(in, in + at, have - at);
+        have -= at;
+        at = 0;
+        r = read(w->fds[0], in + have, cap - have);
+        if (r <= 0) break;
+        have += (size_t)r;
+    }
+    w->t_end = now_s();
+    close(w->fds[0]);
+    w->out.messages = k.seq;
+    w->out.bad = k.bad;
+    free(in);
+    free(k.dst);
+    return NULL;
+}
+
+static sample run_pipe(const config *cfg, size_t size, int strings) {
+    pipe_pair pp;
+    memset(&pp, 0, sizeof pp);
+    pp.strings = strings;
+    pp.base.cfg = cfg;
+    pp.base.size = size;
+    if (pipe(pp.base.fds) != 0) abort();
+    fcntl(pp.base.fds[1], F_SETPIPE_SZ, 1 << 20);
+    pipe_bytes = fcntl(pp.base.fds[1], F_GETPIPE_SZ);
+    pp.base.deadline = now_s() + cfg->seconds;
+    run_pair(&pp.base, pipe_producer, pipe_consumer);
+    return pp.base.out;
+}
+
+static sample run_pipe_buffer(const config *c, size_t s) { return run_pipe(c, s, 0); }
+static sample run_pipe_string(const config *c, size_t s) { return run_pipe(c, s, 1); }
+
+/* ---- the limit: copy in, copy out, one counter per 64 KiB batch ------------------ */
+
+static unsigned char *limit_buf;
+
+static void *limit_producer(void *arg) {
+    pair *w = (pair *)arg;
+    const size_t ring = w->cfg->ring, size = w->size;
+    unsigned char *const buf = w->buf;
+    sources src;
+    uint64_t pos = 0, published = 0, read_seen = 0, seq = 0;
+    int source = 0;
+    pin_to_cpu(0);
+    sources_make(&src, w->size);
+    start_barrier(w);
+    for (;; seq++) {
+        size_t off = (size_t)(pos & (ring - 1)); /* ring is a power of two */
+        if (off + size > ring) pos += ring - off, off = 0; /* never split */
+        if (pos + size - read_seen > ring) {
+            /* Full: publish, then wait until half the ring is free, so the
+               two sides do not fall into lockstep one batch apart. */
+            if (published != pos) atomic_store_explicit(&w->lim_write, published = pos, memory_order_release);
+            do {
+                cpu_relax();
+                read_seen = atomic_load_explicit(&w->lim_read, memory_order_acquire);
+            } while (pos + size - read_seen > ring / 2);
+        }
+        memcpy(buf + off, src.text[source], size);
+        source = next_source(source);
+        pos += size;
+        if (pos - published >= LIMIT_BATCH_BYTES)
+            atomic_store_explicit(&w->lim_write, published = pos, memory_order_release);
+        if ((seq & 255u) == 0 && now_s() >= w->deadline) break;
+    }
+    atomic_store_explicit(&w->lim_write, pos, memory_order_release);
+    atomic_store_explicit(&w->lim_done, 1, memory_order_release);
+    sources_free(&src);
+    return NULL;
+}
+
+static void *limit_consumer(void *arg) {
+    pair *w = (pair *)arg;
+    const size_t ring = w->cfg->ring, size = w->size;
+    const unsigned char *const buf = w->buf;
+    uint64_t pos = 0, released = 0, avail = 0;
+    checker k = { malloc(w->size), w->size, 0, 0, 0 };
+    pin_to_cpu(1);
+    start_barrier(w);
+    w->t_start = now_s();
+    for (;;) {
+        size_t off = (size_t)(pos & (ring - 1)); /* ring is a power of two */
+        if (off + size > ring) pos += ring - off, off = 0;
+        while (pos + size > avail) {
+            int done = atomic_load_explicit(&w->lim_done, memory_order_acquire);
+            if (released != pos) atomic_store_explicit(&w->lim_read, released = pos, memory_order_release);
+            avail = atomic_load_explicit(&w->lim_write, memory_order_acquire);
+            if (pos + size > avail && done) goto out;
+            cpu_relax();
+        }
+        check_copy(&k, buf + off, size);
+        pos += size;
+        if (pos - released >= LIMIT_BATCH_BYTES)
+            atomic_store_explicit(&w->lim_read, released = pos, memory_order_release);
+    }
+out:
+    w->t_end = now_s();
+    w->out.messages = k.seq;
+    w->out.bad = k.bad;
+    free(k.dst);
+    return NULL;
+}
+
+static sample run_limit(const config *cfg, size_t size) {
+    pair w;
+    memset(&w, 0, sizeof w);
+    w.cfg = cfg;
+    w.size = size;
+    w.buf = limit_buf;
+    w.deadline = now_s() + cfg->seconds;
+    run_pair(&w, limit_producer, limit_consumer);
+    return w.out;
+}
+
+/* ---- latency: 64-byte ping-pong ---------------------------------------------------- */
+
+#define PING_SIZE 64
+
+typedef struct pingpong {
+    long iters;
+    uint64_t *rtt;           /* per round trip, ns */
+    /* shared */
+    void *regions[2];
+    size_t region_size;
+    /* pipe */
+    int to_b[2], to_a[2];
+    /* limit */
+    _Atomic uint64_t flag_a, flag_b;
+    atomic_int ready;
+} pingpong;
+
+static int copy_ping(void *user, const void *data, size_t len) {
+    memcpy(user, data, len < PING_SIZE ? len : PING_SIZE);
+    return 0;
+}
+
+static void *shared_echo(void *arg) {
+    pingpong *pp = (pingpong *)arg;
+    shared_ring_consumer in;
+    shared_ring_producer out;
+    unsigned char msg[PING_SIZE];
+    pin_to_cpu(1);
+    shared_ring_attach_consumer(&in, pp->regions[0], pp->region_size, NULL);
+    shared_ring_attach_producer(&out, pp->regions[1], pp->region_size, NULL);
+    while (shared_ring_read(&in, copy_ping, msg, SHARED_RING_FOREVER) > 0)
+        shared_ring_write_bytes(&out, msg, PING_SIZE, SHARED_RING_FOREVER);
+    return NULL;
+}
+
+static void latency_shared(pingpong *pp) {
+    shared_ring_producer out;
+    shared_ring_consumer in;
+    unsigned char msg[PING_SIZE] = {0};
+    pthread_t t;
+    for (int i = 0; i < 2; i++)
+        shared_ring_format(pp->regions[i], pp->region_size, 1u << 16, 0);
+    shared_ring_attach_producer(&out, pp->regions[0], pp->region_size, NULL);
+    shared_ring_attach_consumer(&in, pp->regions[1], pp->region_size, NULL);
+    pthread_create(&t, NULL, shared_echo, pp);
+    pin_to_cpu(0);
+    for (long i = 0; i < pp->iters; i++) {
+        uint64_t t0 = now_ns();
+        shared_ring_write_bytes(&out, msg, PING_SIZE, SHARED_RING_FOREVER);
+        while (shared_ring_read(&in, copy_ping, msg, SHARED_RING_FOREVER) == 0) {}
+        pp->rtt[i] = now_ns() - t0;
+    }
+    shared_ring_close(&out);
+    pthread_join(t, NULL);
+}
+
+static int read_exact(int fd, void *buf, size_t n) {
+    while (n > 0) {
+        ssize_t r = read(fd, buf, n);
+        if (r <= 0) return -1;
+        buf = (char *)buf + r;
+        n -= (size_t)r;
+    }
+    return 0;
+}
+
+static void *pipe_echo(void *arg) {
+    pingpong *pp = (pingpong *)arg;
+    unsigned char msg[PING_SIZE];
+    pin_to_cpu(1);
+    while (read_exact(pp->to_b[0], msg, PING_SIZE) == 0)
+        if (write(pp->to_a[1], msg, PING_SIZE) != PING_SIZE) break;
+    return NULL;
+}
+
+static void latency_pipe(pingpong *pp) {
+    unsigned char msg[PING_SIZE] = {0};
+    pthread_t t;
+    if (pipe(pp->to_b) != 0 || pipe(pp->to_a) != 0) abort();
+    pthread_create(&t, NULL, pipe_echo, pp);
+    pin_to_cpu(0);
+    for (long i = 0; i < pp->iters; i++) {
+        uint64_t t0 = now_ns();
+        if (write(pp->to_b[1], msg, PING_SIZE) != PING_SIZE) abort();
+        if (read_exact(pp->to_a[0], msg, PING_SIZE) != 0) abort();
+        pp->rtt[i] = now_ns() - t0;
+    }
+    close(pp->to_b[1]);
+    pthread_join(t, NULL);
+    close(pp->to_b[0]);
+    close(pp->to_a[0]);
+    close(pp->to_a[1]);
+}
+
+static void *flag_echo(void *arg) {
+    pingpong *pp = (pingpong *)arg;
+    pin_to_cpu(1);
+    for (uint64_t seq = 1; seq <= (uint64_t)pp->iters; seq++) {
+        while (atomic_load_explicit(&pp->flag_a, memory_order_acquire) != seq) cpu_relax();
+        atomic_store_explicit(&pp->flag_b, seq, memory_order_release);
+    }
+    return NULL;
+}
+
+static void latency_limit(pingpong *pp) {
+    pthread_t t;
+    atomic_store(&pp->flag_a, 0);
+    atomic_store(&pp->flag_b, 0);
+    pthread_create(&t, NULL, flag_echo, pp);
+    pin_to_cpu(0);
+    for (uint64_t seq = 1; seq <= (uint64_t)pp->iters; seq++) {
+        uint64_t t0 = now_ns();
+        atomic_store_explicit(&pp->flag_a, seq, memory_order_release);
+        while (atomic_load_explicit(&pp->flag_b, memory_order_acquire) != seq) cpu_relax();
+        pp->rtt[seq - 1] = now_ns() - t0;
+    }
+    pthread_join(t, NULL);
+}
+
+static int cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+typedef struct latency { double p50, p99; } latency;
+
+static latency measure_latency(void (*fn)(pingpong *), long iters) {
+    pingpong *pp = calloc(1, sizeof *pp);
+    latency l;
+    pp->iters = iters;
+    pp->rtt = calloc((size_t)iters, sizeof *pp->rtt);
+    pp->region_size = shared_ring_region_size(1u << 16);
+    pp->regions[0] = aligned_alloc(4096, pp->region_size);
+    pp->regions[1] = aligned_alloc(4096, pp->region_size);
+    fn(pp);
+    qsort(pp->rtt, (size_t)iters, sizeof *pp->rtt, cmp_u64);
+    /* One-way latency is half a round trip. */
+    l.p50 = (double)pp->rtt[iters / 2] / 2.0;
+    l.p99 = (double)pp->rtt[(iters * 99) / 100] / 2.0;
+    free(pp->regions[0]);
+    free(pp->regions[1]);
+    free(pp->rtt);
+    free(pp);
+    return l;
+}
+
+/* ---- hardware counters ------------------------------------------------------------- */
+
+static int have_hw_counters(void) {
+    struct perf_event_attr a;
+    int fd;
+    memset(&a, 0, sizeof a);
+    a.size = sizeof a;
+    a.type = PERF_TYPE_HARDWARE;
+    a.config = PERF_COUNT_HW_INSTRUCTIONS;
+    a.disabled = 1;
+    a.exclude_kernel = 1;
+    fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
+    if (fd < 0) return 0;
+    close(fd);
+    return 1;
+}
+
+/* ---- reporting --------------------------------------------------------------------- */
+
+typedef struct variant {
+    const char *name;
+    sample (*run)(const config *, size_t);
+} variant;
+
+static const variant variants[] = {
+    { "shared-buffer", run_shared_buffer },
+    { "shared-string", run_shared_string },
+    { "shared-corked", run_shared_corked },
+    { "pipe-buffer", run_pipe_buffer },
+    { "pipe-string", run_pipe_string },
+    { "limit", run_limit },
+};
+#define NVARIANTS ((int)(sizeof variants / sizeof variants[0]))
+enum { V_SBUF, V_SSTR, V_SCORK, V_PBUF, V_PSTR, V_LIMIT };
+
+static sample results[NVARIANTS][MAX_SIZES][MAX_REPS];
+static const config *active_cfg;
+
+/* Is variant v (or "latency") selected by --variants? */
+static int selected_name(const char *name) {
+    const char *p = active_cfg->only;
+    size_t n = strlen(name);
+    if (p == NULL) return 1;
+    while (*p) {
+        size_t len = strcspn(p, ",");
+        if (len == n && strncmp(p, name, n) == 0) return 1;
+        p += len + (p[len] == ',');
+    }
+    return 0;
+}
+static int selected(int v) { return selected_name(variants[v].name); }
+
+static const char *size_label(size_t s, char *buf, size_t n) {
+    if (s >= 1024 && s % 1024 == 0) snprintf(buf, n, "%zu KiB", s / 1024);
+    else snprintf(buf, n, "%zu B", s);
+    return buf;
+}
+
+static void column_header(const config *cfg, const char *first) {
+    char b[32];
+    printf("| %s |", first);
+    for (int s = 0; s < cfg->nsizes; s++) printf(" %s |", size_label(cfg->sizes[s], b, sizeof b));
+    printf("\n|---|");
+    for (int s = 0; s < cfg->nsizes; s++) printf("---:|");
+    printf("\n");
+}
+
+static void values(const config *cfg, int v, int s, int bytes, double *out) {
+    for (int r = 0; r < cfg->reps; r++)
+        out[r] = bytes ? results[v][s][r].bytes_per_s : results[v][s][r].msgs_per_s;
+}
+
+static void print_rate_table(const config *cfg, int bytes) {
+    double vals[MAX_REPS], scale = bytes ? 1.0 / (1024.0 * 1024.0 * 1024.0) : 1e-6;
+    printf("\n%s (median of %d, [min–max])\n\n", bytes ? "Throughput, GiB/s" : "Message rate, M msg/s",
+           cfg->reps);
+    column_header(cfg, "variant");
+    for (int v = 0; v < NVARIANTS; v++) {
+        if (!selected(v)) continue;
+        printf("| %s |", variants[v].name);
+        for (int s = 0; s < cfg->nsizes; s++) {
+            values(cfg, v, s, bytes, vals);
+            printf(" %.3g [%.3g–%.3g] |", median(vals, cfg->reps) * scale,
+                   min_of(vals, cfg->reps) * scale, max_of(vals, cfg->reps) * scale);
+        }
+        printf("\n");
+    }
+}
+
+/* Median over repetitions of the ratio within each repetition: both runs of
+   a pair ran seconds apart, so machine noise largely cancels. */
+static double paired_ratio(const config *cfg, int a, int b, int s) {
+    double r[MAX_REPS];
+    for (int i = 0; i < cfg->reps; i++)
+        r[i] = results[a][s][i].msgs_per_s / results[b][s][i].msgs_per_s;
+    return median(r, cfg->reps);
+}
+
+static void print_ratio_table(const config *cfg) {
+    static const struct { const char *label; int a, b; } rows[] = {
+        { "shared-buffer ÷ pipe-buffer", V_SBUF, V_PBUF },
+        { "shared-string ÷ pipe-string", V_SSTR, V_PSTR },
+        { "shared-buffer ÷ limit", V_SBUF, V_LIMIT },
+        { "shared-corked ÷ limit", V_SCORK, V_LIMIT },
+        { "shared-string ÷ shared-buffer", V_SSTR, V_SBUF },
+        { "shared-corked ÷ shared-buffer", V_SCORK, V_SBUF },
+    };
+    printf("\nRatios (median of per-repetition ratios)\n\n");
+    column_header(cfg, "ratio");
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        if (!selected(rows[i].a) || !selected(rows[i].b)) continue;
+        printf("| %s |", rows[i].label);
+        for (int s = 0; s < cfg->nsizes; s++)
+            printf(" %.2f× |", paired_ratio(cfg, rows[i].a, rows[i].b, s));
+        printf("\n");
+    }
+}
+
+static void print_sleep_table(const config *cfg) {
+    printf("\nBlocking path: OS sleeps per million messages (median; producer / consumer)\n\n");
+    column_header(cfg, "variant");
+    for (int v = V_SBUF; v <= V_SCORK; v++) {
+        if (!selected(v)) continue;
+        printf("| %s |", variants[v].name);
+        for (int s = 0; s < cfg->nsizes; s++) {
+            double p[MAX_REPS], c[MAX_REPS];
+            for (int r = 0; r < cfg->reps; r++) {
+                double m = (double)results[v][s][r].messages / 1e6;
+                p[r] = (double)results[v][s][r].producer_sleeps / m;
+                c[r] = (double)results[v][s][r].consumer_sleeps / m;
+            }
+            printf(" %.1f / %.1f |", median(p, cfg->reps), median(c, cfg->reps));
+        }
+        printf("\n");
+    }
+}
+
+static void print_json(const config *cfg) {
+    double vals[MAX_REPS], bytes[MAX_REPS];
+    for (int v = 0; v < NVARIANTS; v++)
+        for (int s = 0; s < cfg->nsizes; s++) {
+            if (!selected(v)) continue;
+            values(cfg, v, s, 0, vals);
+            values(cfg, v, s, 1, bytes);
+            printf("{\"variant\": \"%s\", \"size\": %zu, \"msgs_per_s\": %.0f, "
+                   "\"bytes_per_s\": %.0f, \"min\": %.0f, \"max\": %.0f, \"reps\": %d}\n",
+                   variants[v].name, cfg->sizes[s], median(vals, cfg->reps),
+                   median(bytes, cfg->reps), min_of(bytes, cfg->reps), max_of(bytes, cfg->reps),
+                   cfg->reps);
+        }
+}
+
+static void write_svg(const config *cfg, const char *path) {
+    static const char *colors[] = { "#1f77b4", "#2ca02c", "#17becf", "#d62728", "#ff7f0e", "#000000" };
+    const double W = 760, H = 440, L = 70, R = 170, T = 30, B = 50;
+    double lo = 1e30, hi = 0, vals[MAX_REPS];
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        perror(path);
+        return;
+    }
+    for (int v = 0; v < NVARIANTS; v++)
+        for (int s = 0; s < cfg->nsizes; s++) {
+            if (!selected(v)) continue;
+            values(cfg, v, s, 1, vals);
+            double m = median(vals, cfg->reps) / 1073741824.0;
+            lo = m < lo ? m : lo;
+            hi = m > hi ? m : hi;
+        }
+    double ylo = pow(10, floor(log10(lo))), yhi = pow(10, ceil(log10(hi)));
+    double xlo = log2((double)cfg->sizes[0]), xhi = log2((double)cfg->sizes[cfg->nsizes - 1]);
+    if (xhi <= xlo) xhi = xlo + 1;
+#define XPOS(sz) (L + (log2((double)(sz)) - xlo) / (xhi - xlo) * (W - L - R))
+#define YPOS(g) (H - B - (log10(g) - log10(ylo)) / (log10(yhi) - log10(ylo)) * (H - T - B))
+    fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+               "font-family=\"sans-serif\" font-size=\"12\">\n", W, H);
+    fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
+    fprintf(f, "<text x=\"%.0f\" y=\"18\" font-size=\"14\">Throughput vs message size "
+               "(GiB/s, log scales; median of %d)</text>\n", L, cfg->reps);
+    for (double g = ylo; g <= yhi * 1.001; g *= 10) {
+        fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n",
+                L, W - R, YPOS(g), YPOS(g));
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%g</text>\n", L - 6, YPOS(g) + 4, g);
+    }
+    for (int s = 0; s < cfg->nsizes; s++) {
+        char b[32];
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n",
+                XPOS(cfg->sizes[s]), H - B + 18, size_label(cfg->sizes[s], b, sizeof b));
+    }
+    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">message size</text>\n",
+            (L + W - R) / 2, H - 10);
+    for (int v = 0; v < NVARIANTS; v++) {
+        if (!selected(v)) continue;
+        fprintf(f, "<polyline fill=\"none\" stroke-width=\"2\" stroke=\"%s\" points=\"", colors[v]);
+        for (int s = 0; s < cfg->nsizes; s++) {
+            values(cfg, v, s, 1, vals);
+            fprintf(f, "%.1f,%.1f ", XPOS(cfg->sizes[s]), YPOS(median(vals, cfg->reps) / 1073741824.0));
+        }
+        fprintf(f, "\"/>\n<text x=\"%.1f\" y=\"%.1f\" fill=\"%s\">%s</text>\n", W - R + 10,
+                T + 20.0 + 18.0 * v, colors[v], variants[v].name);
+    }
+    fprintf(f, "</svg>\n");
+#undef XPOS
+#undef YPOS
+    fclose(f);
+}
+
+/* ---- main ---------------------------------------------------------------------------- */
+
+static void usage(FILE *to) {
+    fprintf(to,
+            "usage: bench [options]\n"
+            "  --quick         short run (under 30 s): 3 reps of 0.1 s\n"
+            "  --json          one JSON object per line instead of tables\n"
+            "  --svg FILE      also write a throughput chart as SVG\n"
+            "  --sizes LIST    message sizes in bytes, comma separated\n"
+            "                  (default 64,256,1024,4096,16384,65536)\n"
+            "  --ring BYTES    ring capacity, a power of two (default 8388608)\n"
+            "  --reps N        repetitions per measurement (default 5)\n"
+            "  --seconds S     seconds per measurement (default 0.4)\n"
+            "  --variants LIST run only these throughput variants (profiling);\n"
+            "                  tables then show only what ran\n"
+            "  --help          this text\n");
+}
+
+static int parse_args(config *cfg, int argc, char **argv) {
+    static const size_t defaults[] = { 64, 256, 1024, 4096, 16384, 65536 };
+    memset(cfg, 0, sizeof *cfg);
+    cfg->nsizes = 6;
+    memcpy(cfg->sizes, defaults, sizeof defaults);
+    cfg->ring = 8u << 20;
+    cfg->reps = 5;
+    cfg->seconds = 0.4;
+    cfg->latency_iters = 200000;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--help")) {
+            usage(stdout);
+            exit(0);
+        } else if (!strcmp(a, "--quick")) {
+            cfg->quick = 1;
+            cfg->reps = 3;
+            cfg->seconds = 0.1;
+            cfg->latency_iters = 50000;
+        } else if (!strcmp(a, "--json")) {
+            cfg->json = 1;
+        } else if (!strcmp(a, "--svg") && val) {
+            cfg->svg = argv[++i];
+        } else if (!strcmp(a, "--sizes") && val) {
+            char *copy = strdup(argv[++i]), *tok, *save = NULL;
+            cfg->nsizes = 0;
+            for (tok = strtok_r(copy, ",", &save); tok && cfg->nsizes < MAX_SIZES;
+                 tok = strtok_r(NULL, ",", &save))
+                cfg->sizes[cfg->nsizes++] = strtoull(tok, NULL, 10);
+            free(copy);
+        } else if (!strcmp(a, "--ring") && val) {
+            cfg->ring = strtoull(argv[++i], NULL, 10);
+        } else if (!strcmp(a, "--variants") && val) {
+            cfg->only = argv[++i];
+        } else if (!strcmp(a, "--reps") && val) {
+            cfg->reps = atoi(argv[++i]);
+        } else if (!strcmp(a, "--seconds") && val) {
+            cfg->seconds = atof(argv[++i]);
+        } else {
+            usage(stderr);
+            return -1;
+        }
+    }
+    if (cfg->nsizes < 1 || cfg->reps < 1 || cfg->reps > MAX_REPS || cfg->seconds <= 0 ||
+        shared_ring_region_size(cfg->ring) == 0) {
+        fprintf(stderr, "bench: bad --sizes, --reps (1..%d), --seconds or --ring "
+                        "(a power of two)\n", MAX_REPS);
+        return -1;
+    }
+    for (int s = 0; s < cfg->nsizes; s++) {
+        if (cfg->sizes[s] < 1 || cfg->sizes[s] > cfg->ring / 4) {
+            fprintf(stderr, "bench: size %zu must be 1..ring/4\n", cfg->sizes[s]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    config cfg;
+    latency lat[3];
+    uint64_t bad = 0;
+    int runs = 0, total;
+    if (parse_args(&cfg, argc, argv) != 0) return 2;
+    active_cfg = &cfg;
+    shared_region_bytes = shared_ring_region_size(cfg.ring);
+    shared_region = aligned_alloc(4096, shared_region_bytes);
+    limit_buf = aligned_alloc(4096, cfg.ring);
+    memset(shared_region, 0, shared_region_bytes); /* fault the pages in once */
+    memset(limit_buf, 0, cfg.ring);
+    total = 0;
+    for (int v = 0; v < NVARIANTS; v++) total += selected(v) * cfg.reps * cfg.nsizes;
+    /* Interleave: every repetition runs every variant at every size, so slow
+       phases of a noisy machine hit all variants alike. */
+    for (int r = 0; r < cfg.reps; r++)
+        for (int s = 0; s < cfg.nsizes; s++)
+            for (int v = 0; v < NVARIANTS; v++) {
+                if (!selected(v)) continue;
+                results[v][s][r] = variants[v].run(&cfg, cfg.sizes[s]);
+                bad += results[v][s][r].bad;
+                if (results[v][s][r].messages == 0) bad++;
+                fprintf(stderr, "\rbench: %d/%d runs", ++runs, total);
+            }
+    int with_latency = selected_name("latency");
+    if (with_latency) {
+        fprintf(stderr, "\rbench: latency...        ");
+        lat[0] = measure_latency(latency_shared, cfg.latency_iters);
+        lat[1] = measure_latency(latency_pipe, cfg.latency_iters);
+        lat[2] = measure_latency(latency_limit, cfg.latency_iters);
+    }
+    fprintf(stderr, "\rbench: done                \n");
+
+    if (cfg.json) {
+        static const char *names[] = { "latency-shared", "latency-pipe", "latency-limit" };
+        print_json(&cfg);
+        for (int i = 0; i < 3 && with_latency; i++)
+            printf("{\"variant\": \"%s\", \"size\": %d, \"one_way_ns_p50\": %.0f, "
+                   "\"one_way_ns_p99\": %.0f, \"iterations\": %ld}\n",
+                   names[i], PING_SIZE, lat[i].p50, lat[i].p99, cfg.latency_iters);
+    } else {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        printf("shared_ring.h %s benchmark: %ld CPUs, ring %zu bytes, %d reps of %.2f s, "
+               "pipe buffer %d bytes\n", SHARED_RING_VERSION, cpus, cfg.ring, cfg.reps,
+               cfg.seconds, pipe_bytes);
+        print_rate_table(&cfg, 1);
+        print_rate_table(&cfg, 0);
+        print_ratio_table(&cfg);
+        print_sleep_table(&cfg);
+        if (with_latency) {
+        printf("\nLatency: %d-byte ping-pong, one-way ns (half a round trip), %ld round trips\n\n",
+               PING_SIZE, cfg.latency_iters);
+        printf("| variant | p50 | p99 |\n|---|---:|---:|\n");
+        printf("| shared (two rings) | %.0f | %.0f |\n", lat[0].p50, lat[0].p99);
+        printf("| pipe (two pipes) | %.0f | %.0f |\n", lat[1].p50, lat[1].p99);
+        printf("| limit (two flags) | %.0f | %.0f |\n", lat[2].p50, lat[2].p99);
+        printf("\nshared ÷ limit one-way p50: %.2f×\n", lat[0].p50 / lat[2].p50);
+        }
+        printf("\nInstructions per cycle: %s\n",
+               have_hw_counters() ? "(counters present; not collected by this version)"
+                                  : "n/a (no hardware performance counters on this machine)");
+    }
+    if (cfg.svg) write_svg(&cfg, cfg.svg);
+    if (bad) fprintf(stderr, "bench: %llu messages failed their check\n", (unsigned long long)bad);
+    return bad ? 1 : 0;
+}

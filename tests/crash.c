@@ -1,0 +1,173 @@
+/* Crashed peers: a producer process killed with SIGKILL at a random moment
+   (mid-write, inside a claim, while corked) leaves the consumer with a prefix
+   of whole, valid messages and then a timeout, never a hang or garbage; a
+   killed consumer leaves the producer with FULL / TIMEOUT, never a hang.
+
+   usage: crash [ROUNDS]   (default 50) */
+#define _GNU_SOURCE
+#define SHARED_RING_IMPLEMENTATION
+#include "../shared_ring.h"
+#include "harness.h"
+#include "message_check.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CAPACITY 8192u
+#define MAX_LEN 700u
+#define AFTER_KILL_TIMEOUT_NS 50000000ull /* 50 ms: the producer is gone */
+
+static int rounds = 50;
+
+static void *new_region(size_t *size) {
+    void *mem;
+    *size = shared_ring_region_size(CAPACITY);
+    mem = mmap(NULL, *size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (mem == MAP_FAILED) return NULL;
+    if (shared_ring_format(mem, *size, CAPACITY, MAX_LEN) != SHARED_RING_OK) return NULL;
+    return mem;
+}
+
+static void sleep_us(long us) {
+    struct timespec d;
+    d.tv_sec = us / 1000000;
+    d.tv_nsec = (us % 1000000) * 1000;
+    nanosleep(&d, NULL);
+}
+
+/* Child: write forever, mixing plain writes, corked batches and claims that
+   stay open for a while, so a kill lands in every state. */
+static void produce_forever(void *region, size_t size) {
+    shared_ring_producer p;
+    uint64_t seq = 0;
+    if (shared_ring_attach_producer(&p, region, size, NULL) != SHARED_RING_OK) _exit(3);
+    for (;;) {
+        uint64_t kind = message_mix(seq ^ 0xC0FFEEu) % 4u;
+        size_t len = message_len(seq, MAX_LEN);
+        if (kind == 0) {
+            unsigned char buf[MAX_LEN];
+            message_fill(seq, buf, len);
+            if (shared_ring_write_bytes(&p, buf, len, SHARED_RING_FOREVER) != 0) _exit(4);
+        } else {
+            void *dst;
+            int batch = kind == 1 ? 8 : 1, i;
+            if (kind == 1) shared_ring_cork(&p);
+            for (i = 0; i < batch; i++, seq++) {
+                len = message_len(seq, MAX_LEN);
+                if (shared_ring_claim(&p, len, SHARED_RING_FOREVER, &dst) != 0) _exit(5);
+                /* Half-written claim: a kill here must never surface. */
+                memset(dst, 0xEE, len);
+                if (kind == 3) sleep_us(20);
+                message_fill(seq, (unsigned char *)dst, len);
+                shared_ring_commit(&p, len);
+            }
+            if (kind == 1) shared_ring_uncork(&p);
+            continue;
+        }
+        seq++;
+    }
+}
+
+typedef struct view {
+    uint64_t delivered, bad;
+} view;
+
+static int check_message(void *user, const void *data, size_t len) {
+    view *v = (view *)user;
+    if (!message_check(v->delivered, (const unsigned char *)data, len, MAX_LEN)) v->bad++;
+    v->delivered++;
+    return 0;
+}
+
+TEST(killed_producer_leaves_whole_messages_then_a_timeout) {
+    int round, hung = 0, bad_end = 0;
+    uint64_t total = 0, bad = 0;
+    for (round = 0; round < rounds; round++) {
+        size_t size;
+        void *region = new_region(&size);
+        shared_ring_consumer c;
+        view v = {0, 0};
+        pid_t child;
+        long run_us = (long)(message_mix((uint64_t)round) % 3000u);
+        uint64_t start;
+        int r;
+        CHECK(region != NULL);
+        if (region == NULL) return;
+        child = fork();
+        if (child == 0) produce_forever(region, size);
+        CHECK_EQ(shared_ring_attach_consumer(&c, region, size, NULL), SHARED_RING_OK);
+        start = (uint64_t)time(NULL);
+        /* Read while it runs, then kill it without warning. */
+        while ((long)((uint64_t)time(NULL) - start) < 1 && v.delivered < 200000u) {
+            r = shared_ring_read(&c, check_message, &v, 1000000u);
+            if (r < 0 && r != SHARED_RING_TIMEOUT) break;
+            if (run_us-- <= 0) break;
+        }
+        kill(child, SIGKILL);
+        waitpid(child, NULL, 0);
+        start = (uint64_t)time(NULL);
+        do {
+            r = shared_ring_read(&c, check_message, &v, AFTER_KILL_TIMEOUT_NS);
+        } while (r >= 0 && (uint64_t)time(NULL) - start < 5);
+        if (r >= 0) hung++;
+        if (r != SHARED_RING_TIMEOUT) bad_end++;
+        total += v.delivered;
+        bad += v.bad;
+        munmap(region, size);
+    }
+    CHECK_EQ(bad, 0);
+    CHECK_EQ(hung, 0);
+    CHECK_EQ(bad_end, 0);
+    printf("  %d producer kills, %llu messages checked, %llu bad\n", rounds,
+           (unsigned long long)total, (unsigned long long)bad);
+}
+
+TEST(killed_consumer_leaves_the_producer_with_full_and_timeout) {
+    int round, not_full = 0, not_timeout = 0;
+    for (round = 0; round < rounds; round++) {
+        size_t size;
+        void *region = new_region(&size);
+        shared_ring_producer p;
+        pid_t child;
+        unsigned char buf[MAX_LEN];
+        int r = SHARED_RING_OK, i;
+        CHECK(region != NULL);
+        if (region == NULL) return;
+        child = fork();
+        if (child == 0) {
+            shared_ring_consumer c;
+            view v = {0, 0};
+            if (shared_ring_attach_consumer(&c, region, size, NULL) != SHARED_RING_OK) _exit(3);
+            for (;;) shared_ring_read(&c, check_message, &v, SHARED_RING_FOREVER);
+        }
+        CHECK_EQ(shared_ring_attach_producer(&p, region, size, NULL), SHARED_RING_OK);
+        for (i = 0; i < (int)(message_mix((uint64_t)round) % 500u); i++) {
+            message_fill((uint64_t)i, buf, message_len((uint64_t)i, MAX_LEN));
+            shared_ring_write_bytes(&p, buf, message_len((uint64_t)i, MAX_LEN), 100000000u);
+        }
+        kill(child, SIGKILL);
+        waitpid(child, NULL, 0);
+        /* With nobody reading, the ring fills: FULL within a bounded number
+           of tries, then a timed write times out. */
+        for (i = 0; i < (int)(CAPACITY / 8u) + 1 && r == SHARED_RING_OK; i++)
+            r = shared_ring_write_bytes(&p, buf, 64, 0);
+        if (r != SHARED_RING_FULL) not_full++;
+        if (shared_ring_write_bytes(&p, buf, 64, 10000000u) != SHARED_RING_TIMEOUT) not_timeout++;
+        munmap(region, size);
+    }
+    CHECK_EQ(not_full, 0);
+    CHECK_EQ(not_timeout, 0);
+    printf("  %d consumer kills\n", rounds);
+}
+
+int main(int argc, char **argv) {
+    if (argc > 1) rounds = atoi(argv[1]);
+    alarm(600); /* a hang is a failure, not a stuck CI job */
+    RUN(killed_producer_leaves_whole_messages_then_a_timeout);
+    RUN(killed_consumer_leaves_the_producer_with_full_and_timeout);
+    return harness_summary("crash");
+}
