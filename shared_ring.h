@@ -560,6 +560,17 @@ SRNG_STATIC_ASSERT(SRNG_OFF_CONSUMER_SLEEPING - SRNG_OFF_READ_POS == 128,
 SRNG_STATIC_ASSERT(SRNG_OFF_PRODUCER_WAKE_POS % 8 == 0, "64-bit fields 8-aligned");
 SRNG_STATIC_ASSERT(SHARED_RING_HEADER_SIZE % 128 == 0, "data area on a line pair");
 
+#if defined(__GNUC__) || defined(__clang__)
+#define SRNG_INLINE static inline __attribute__((always_inline))
+#define SRNG_LIKELY(x) __builtin_expect(!!(x), 1)
+#elif defined(_MSC_VER)
+#define SRNG_INLINE static __forceinline
+#define SRNG_LIKELY(x) (x)
+#else
+#define SRNG_INLINE static inline
+#define SRNG_LIKELY(x) (x)
+#endif
+
 #define SRNG_PAD_LEN 0xFFFFFFFFu
 #define SRNG_REC_HEADER 8u
 #define SRNG_MIN_CAPACITY 64u
@@ -1075,22 +1086,24 @@ static int srng_reserve(shared_ring_producer *p, uint64_t need, uint64_t timeout
     return r;
 }
 
-SHARED_RING_API int shared_ring_claim(shared_ring_producer *p, size_t len,
-                                      uint64_t timeout_ns, void **out) {
-    uint64_t rec, off, tail, need;
-    int r;
-    if (out != NULL) *out = NULL;
-    r = srng_producer_ok(p);
-    if (r != SHARED_RING_OK) return r;
-    if (out == NULL) return SHARED_RING_ERR_ARG;
+/* Why a producer call may not write now: unattached handle, corrupt ring,
+   open claim or closed stream. One test covers all on the fast path. */
+static int srng_write_gate(const shared_ring_producer *p) {
+    if (SRNG_LIKELY(p != NULL && p->s.magic == SRNG_PRODUCER_MAGIC &&
+                    (p->s.broken | p->claim_open | p->closed) == 0))
+        return SHARED_RING_OK;
+    if (p == NULL || p->s.magic != SRNG_PRODUCER_MAGIC) return SHARED_RING_ERR_HANDLE;
+    if (p->s.broken) return SHARED_RING_ERR_CORRUPT;
     if (p->claim_open) return SHARED_RING_ERR_STATE;
-    if (p->closed) return SHARED_RING_CLOSED;
-    if (len > p->s.max_message) return SHARED_RING_ERR_TOO_BIG;
-    rec = srng_record_size(len);
-    off = p->write_pos & p->s.mask;
-    tail = p->s.capacity - off;
-    need = rec <= tail ? rec : tail + rec;
-    r = srng_reserve(p, need, timeout_ns);
+    return SHARED_RING_CLOSED;
+}
+
+/* Slow path of srng_begin: wait for room (or pad out the tail first). */
+static int srng_begin_slow(shared_ring_producer *p, uint64_t rec, uint64_t timeout_ns,
+                           unsigned char **dst) {
+    uint64_t off = p->write_pos & p->s.mask;
+    uint64_t tail = p->s.capacity - off;
+    int r = srng_reserve(p, rec <= tail ? rec : tail + rec, timeout_ns);
     if (r != SHARED_RING_OK) return r;
     if (rec > tail) {
         /* Records never wrap: pad out the tail and start at offset 0. */
@@ -1099,33 +1112,67 @@ SHARED_RING_API int shared_ring_claim(shared_ring_producer *p, size_t len,
         p->write_pos += tail;
         off = 0;
     }
-    p->claim_open = 1;
-    p->claim_len = len;
-    *out = p->s.data + off + SRNG_REC_HEADER;
+    *dst = p->s.data + off + SRNG_REC_HEADER;
     return SHARED_RING_OK;
 }
 
-SHARED_RING_API int shared_ring_commit(shared_ring_producer *p, size_t len) {
+/* Reserve a record for up to `len` payload bytes; *dst is its payload. The
+   caller has passed srng_write_gate(). */
+SRNG_INLINE int srng_begin(shared_ring_producer *p, size_t len, uint64_t timeout_ns,
+                           unsigned char **dst) {
+    uint64_t rec, off;
+    if (len > p->s.max_message) return SHARED_RING_ERR_TOO_BIG;
+    rec = srng_record_size(len);
+    off = p->write_pos & p->s.mask;
+    if (SRNG_LIKELY(!p->full_latched && rec <= p->s.capacity - off &&
+                    rec <= srng_free_bytes(p))) {
+        *dst = p->s.data + off + SRNG_REC_HEADER;
+        return SHARED_RING_OK;
+    }
+    return srng_begin_slow(p, rec, timeout_ns, dst);
+}
+
+/* Write the header of the record begun at write_pos, count it, and publish
+   it unless corked. */
+SRNG_INLINE void srng_finish(shared_ring_producer *p, size_t len) {
     uint32_t hdr[2];
-    int r = srng_producer_ok(p);
-    if (r != SHARED_RING_OK) return r;
-    if (!p->claim_open) return SHARED_RING_ERR_STATE;
-    if (len > p->claim_len) return SHARED_RING_ERR_TOO_BIG;
     hdr[0] = (uint32_t)len;
     hdr[1] = 0u;
     memcpy(p->s.data + (p->write_pos & p->s.mask), hdr, sizeof hdr);
     p->write_pos += srng_record_size(len);
-    p->claim_open = 0;
     p->s.stats.messages++;
     p->s.stats.bytes += len;
     if (len > p->s.stats.largest) p->s.stats.largest = len;
     if (p->cork_depth == 0) srng_publish(p);
+}
+
+SHARED_RING_API int shared_ring_claim(shared_ring_producer *p, size_t len,
+                                      uint64_t timeout_ns, void **out) {
+    unsigned char *dst;
+    int r;
+    if (out != NULL) *out = NULL;
+    r = srng_write_gate(p);
+    if (r != SHARED_RING_OK) return r;
+    if (out == NULL) return SHARED_RING_ERR_ARG;
+    r = srng_begin(p, len, timeout_ns, &dst);
+    if (r != SHARED_RING_OK) return r;
+    p->claim_open = 1;
+    p->claim_len = len;
+    *out = dst;
+    return SHARED_RING_OK;
+}
+
+SHARED_RING_API int shared_ring_commit(shared_ring_producer *p, size_t len) {
+    if (p == NULL || p->s.magic != SRNG_PRODUCER_MAGIC) return SHARED_RING_ERR_HANDLE;
+    if (!p->claim_open) return SHARED_RING_ERR_STATE;
+    if (len > p->claim_len) return SHARED_RING_ERR_TOO_BIG;
+    p->claim_open = 0;
+    srng_finish(p, len);
     return SHARED_RING_OK;
 }
 
 SHARED_RING_API int shared_ring_abort(shared_ring_producer *p) {
-    int r = srng_producer_ok(p);
-    if (r != SHARED_RING_OK) return r;
+    if (p == NULL || p->s.magic != SRNG_PRODUCER_MAGIC) return SHARED_RING_ERR_HANDLE;
     if (!p->claim_open) return SHARED_RING_ERR_STATE;
     p->claim_open = 0;
     return SHARED_RING_OK;
@@ -1134,21 +1181,17 @@ SHARED_RING_API int shared_ring_abort(shared_ring_producer *p) {
 SHARED_RING_API int shared_ring_write_timed(shared_ring_producer *p, size_t max_len,
                                             shared_ring_fill_fn fill, void *user,
                                             uint64_t timeout_ns) {
-    void *dst;
+    unsigned char *dst;
     size_t n;
-    int r;
-    if (fill == NULL) {
-        r = srng_producer_ok(p);
-        return r != SHARED_RING_OK ? r : SHARED_RING_ERR_ARG;
-    }
-    r = shared_ring_claim(p, max_len, timeout_ns, &dst);
+    int r = srng_write_gate(p);
+    if (r != SHARED_RING_OK) return r;
+    if (fill == NULL) return SHARED_RING_ERR_ARG;
+    r = srng_begin(p, max_len, timeout_ns, &dst);
     if (r != SHARED_RING_OK) return r;
     n = fill(user, dst, max_len);
-    if (n > max_len) {
-        p->claim_open = 0;
-        return SHARED_RING_ERR_TOO_BIG;
-    }
-    return shared_ring_commit(p, n);
+    if (n > max_len) return SHARED_RING_ERR_TOO_BIG; /* nothing was published */
+    srng_finish(p, n);
+    return SHARED_RING_OK;
 }
 
 SHARED_RING_API int shared_ring_write(shared_ring_producer *p, size_t max_len,
@@ -1161,31 +1204,35 @@ SHARED_RING_API int shared_ring_try_write(shared_ring_producer *p, size_t max_le
     return shared_ring_write_timed(p, max_len, fill, user, 0);
 }
 
-SHARED_RING_API int shared_ring_write_bytes(shared_ring_producer *p, const void *data,
-                                            size_t len, uint64_t timeout_ns) {
-    void *dst;
-    int r;
-    if (data == NULL && len != 0) {
-        r = srng_producer_ok(p);
-        return r != SHARED_RING_OK ? r : SHARED_RING_ERR_ARG;
-    }
-    r = shared_ring_claim(p, len, timeout_ns, &dst);
+SRNG_INLINE int srng_write_copy(shared_ring_producer *p, const void *data, size_t len,
+                                uint64_t timeout_ns) {
+    unsigned char *dst;
+    int r = srng_begin(p, len, timeout_ns, &dst);
     if (r != SHARED_RING_OK) return r;
     if (len != 0) memcpy(dst, data, len);
-    return shared_ring_commit(p, len);
+    srng_finish(p, len);
+    return SHARED_RING_OK;
+}
+
+SHARED_RING_API int shared_ring_write_bytes(shared_ring_producer *p, const void *data,
+                                            size_t len, uint64_t timeout_ns) {
+    int r = srng_write_gate(p);
+    if (r != SHARED_RING_OK) return r;
+    if (data == NULL && len != 0) return SHARED_RING_ERR_ARG;
+    return srng_write_copy(p, data, len, timeout_ns);
 }
 
 SHARED_RING_API int shared_ring_write_str(shared_ring_producer *p, const char *str,
                                           uint64_t timeout_ns) {
     const char *end;
-    int r = srng_producer_ok(p);
+    int r = srng_write_gate(p);
     if (r != SHARED_RING_OK) return r;
     if (str == NULL) return SHARED_RING_ERR_ARG;
     /* memchr stops at the first NUL (C11 7.24.5.1), so the bound never makes
        us read past the string; it only caps the scan of an unterminated one. */
     end = (const char *)memchr(str, 0, (size_t)p->s.max_message + 1u);
     if (end == NULL) return SHARED_RING_ERR_TOO_BIG;
-    return shared_ring_write_bytes(p, str, (size_t)(end - str), timeout_ns);
+    return srng_write_copy(p, str, (size_t)(end - str), timeout_ns);
 }
 
 SHARED_RING_API int shared_ring_cork(shared_ring_producer *p) {
@@ -1212,9 +1259,9 @@ SHARED_RING_API int shared_ring_flush(shared_ring_producer *p) {
 }
 
 SHARED_RING_API int shared_ring_close(shared_ring_producer *p) {
-    int r = srng_producer_ok(p);
+    int r = srng_write_gate(p);
+    if (r == SHARED_RING_CLOSED) return SHARED_RING_OK; /* idempotent */
     if (r != SHARED_RING_OK) return r;
-    if (p->claim_open) return SHARED_RING_ERR_STATE;
     srng_publish(p);
     p->closed = 1;
     SRNG_STORE(srng_u32_at(p->s.region, SRNG_OFF_CLOSED), 1u, release);
@@ -1246,40 +1293,56 @@ static int srng_refresh_write(shared_ring_consumer *c) {
     return SHARED_RING_OK;
 }
 
-/* Find the record at peek_pos, skipping padding. Returns 1 with *data and *len
-   set and *next past the record, 0 if there is none below write_cache, or
-   ERR_CORRUPT. Every header is read once (volatile: no double fetch) and
-   checked against the data area and write_cache before use. */
-static int srng_next_record(shared_ring_consumer *c, const void **data, uint32_t *len,
-                            uint64_t *next) {
-    uint64_t pos = c->peek_pos;
-    for (;;) {
-        uint64_t avail = c->write_cache - pos;
-        uint64_t off = pos & c->s.mask;
-        uint64_t room = c->s.capacity - off;
-        const volatile uint32_t *hdr;
-        uint32_t n, reserved;
-        if (avail == 0) return 0;
-        if (avail < SRNG_REC_HEADER) return srng_corrupt(c);
-        hdr = (const volatile uint32_t *)(const void *)(c->s.data + off);
-        n = hdr[0];
-        reserved = hdr[1];
-        if (reserved != 0u) return srng_corrupt(c);
-        if (n == SRNG_PAD_LEN) {
-            /* A legitimate producer never pads from offset 0. */
-            if (off == 0 || room > avail) return srng_corrupt(c);
-            pos += room;
-            c->peek_pos = pos;
-            continue;
-        }
-        if (n > c->s.max_message || srng_record_size(n) > avail ||
-            srng_record_size(n) > room)
-            return srng_corrupt(c);
-        *data = c->s.data + off + SRNG_REC_HEADER;
-        *len = n;
-        *next = pos + srng_record_size(n);
-        return 1;
+/* Validate the record at `pos` (< end) and return its size in bytes, with
+   its payload length in *len (SRNG_PAD_LEN for padding, whose size is the
+   rest of the data area), or 0 if it is corrupt. The header is read once,
+   through volatile, so a peer cannot change it between check and use; it is
+   checked against max_message, the end of the data area and `end` (the
+   published write position). pos and end are 8-aligned (validated), so a
+   header always fits below end and inside the data area. */
+SRNG_INLINE uint64_t srng_record_at(const shared_ring_consumer *c, uint64_t pos, uint64_t end,
+                                    uint32_t *len) {
+    uint64_t off = pos & c->s.mask, room = c->s.capacity - off, rec;
+    const volatile uint32_t *hdr = (const volatile uint32_t *)(const void *)(c->s.data + off);
+    uint32_t n = hdr[0];
+    if (hdr[1] != 0u) return 0;
+    *len = n;
+    if (n > c->s.max_message) {
+        /* Only padding may be longer; it runs to the end of the data area,
+           and a legitimate producer never pads from offset 0. */
+        if (n != SRNG_PAD_LEN || off == 0 || room > end - pos) return 0;
+        return room;
     }
+    rec = srng_record_size(n);
+    return rec <= end - pos && rec <= room ? rec : 0;
+}
+
+/* Hand messages from peek_pos up to write_cache to fn (all, or until it
+   asks to stop); count them and the bytes per batch, not per message. */
+static int srng_deliver(shared_ring_consumer *c, shared_ring_read_fn fn, void *user) {
+    uint64_t pos = c->peek_pos, end = c->write_cache, bytes = 0;
+    uint64_t largest = c->s.stats.largest;
+    int count = 0, r = 0;
+    while (pos != end && count < INT_MAX) {
+        uint32_t len;
+        uint64_t rec = srng_record_at(c, pos, end, &len);
+        const unsigned char *payload = c->s.data + (pos & c->s.mask) + SRNG_REC_HEADER;
+        if (rec == 0) {
+            r = SHARED_RING_ERR_CORRUPT;
+            break;
+        }
+        pos += rec;
+        if (len == SRNG_PAD_LEN) continue;
+        count++;
+        bytes += len;
+        if (len > largest) largest = len;
+        if (fn(user, payload, len) != 0) break;
+    }
+    c->peek_pos = pos;
+    c->s.stats.messages += (uint64_t)count;
+    c->s.stats.bytes += bytes;
+    c->s.stats.largest = largest;
+    return r < 0 ? srng_corrupt(c) : count;
 }
 
 static void srng_release_to(shared_ring_consumer *c, uint64_t pos) {
@@ -1314,34 +1377,17 @@ static int srng_data_ready(void *ctx) {
     return 0;
 }
 
-static void srng_count_delivery(shared_ring_consumer *c, uint32_t len) {
-    c->s.stats.messages++;
-    c->s.stats.bytes += len;
-    if (len > c->s.stats.largest) c->s.stats.largest = len;
-}
-
 SHARED_RING_API int shared_ring_read_some(shared_ring_consumer *c, shared_ring_read_fn fn,
                                           void *user) {
-    int count = 0, r;
-    r = srng_consumer_ok(c);
+    int r = srng_consumer_ok(c);
     if (r != SHARED_RING_OK) return r;
     if (fn == NULL) return SHARED_RING_ERR_ARG;
     r = srng_data_ready(c);
     if (r <= 0) return r;
-    while (count < INT_MAX) {
-        const void *data;
-        uint32_t len;
-        uint64_t next;
-        r = srng_next_record(c, &data, &len, &next);
-        if (r <= 0) break;
-        c->peek_pos = next;
-        srng_count_delivery(c, len);
-        count++;
-        if (fn(user, data, len) != 0) break;
-    }
+    r = srng_deliver(c, fn, user);
     c->peeked = 0;
     srng_release_to(c, c->peek_pos);
-    return r < 0 ? r : count;
+    return r;
 }
 
 SHARED_RING_API int shared_ring_wait(shared_ring_consumer *c, uint64_t timeout_ns) {
@@ -1365,24 +1411,25 @@ SHARED_RING_API int shared_ring_read(shared_ring_consumer *c, shared_ring_read_f
     return shared_ring_read_some(c, fn, user);
 }
 
+/* A read callback that keeps the one message it is given and stops. */
+static int srng_take_one(void *user, const void *data, size_t len) {
+    shared_ring_message *msg = (shared_ring_message *)user;
+    msg->data = data;
+    msg->len = len;
+    return 1;
+}
+
 SHARED_RING_API int shared_ring_peek(shared_ring_consumer *c, shared_ring_message *msg) {
-    const void *data;
-    uint32_t len;
-    uint64_t next;
     int r = srng_consumer_ok(c);
     if (r != SHARED_RING_OK) return r;
     if (msg == NULL) return SHARED_RING_ERR_ARG;
     r = srng_data_ready(c);
     if (r == 0) return SHARED_RING_EMPTY;
     if (r < 0) return r;
-    r = srng_next_record(c, &data, &len, &next);
+    r = srng_deliver(c, srng_take_one, msg);
     if (r < 0) return r;
     if (r == 0) return SHARED_RING_EMPTY; /* only padding was published */
-    c->peek_pos = next;
     c->peeked++;
-    srng_count_delivery(c, len);
-    msg->data = data;
-    msg->len = len;
     return SHARED_RING_OK;
 }
 
