@@ -14,6 +14,7 @@ LIBS      = -lpthread
 
 # How much the stress and crash tests run, per build flavour.
 STRESS_MESSAGES      ?= 10000000
+FENCED_STRESS_MESSAGES ?= 1000000
 CRASH_ROUNDS         ?= 50
 TSAN_STRESS_MESSAGES ?= 200000
 TSAN_CRASH_ROUNDS    ?= 20
@@ -39,6 +40,10 @@ $(B)/%: tests/%.c $(TEST_HDRS) | $(B)
 
 $(B)/tsan-%: tests/%.c $(TEST_HDRS) | $(B)
 	$(CC) -std=c11 -O1 -g -fsanitize=thread $(WARN) -o $@ $< $(LIBS)
+
+# The same stress test with fences on every publish (the non-Linux path).
+$(B)/fenced-stress: tests/stress.c $(TEST_HDRS) | $(B)
+	$(CC) -std=c11 $(CFLAGS) $(WARN) -DSHARED_RING_NO_MEMBARRIER -o $@ $< $(LDFLAGS) $(LIBS)
 
 $(B)/asan-%: tests/%.c $(TEST_HDRS) | $(B)
 	$(CC) -std=c11 -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all \
@@ -81,9 +86,10 @@ run-examples: examples
 	@echo "examples: $(words $(EXAMPLES)) passed, 0 failed"
 
 # ---- the suites -------------------------------------------------------------
-test: $(B)/unit $(B)/stress $(B)/crash
+test: $(B)/unit $(B)/stress $(B)/fenced-stress $(B)/crash
 	./$(B)/unit
 	./$(B)/stress $(STRESS_MESSAGES)
+	./$(B)/fenced-stress $(FENCED_STRESS_MESSAGES)
 	./$(B)/crash $(CRASH_ROUNDS)
 	$(MAKE) --no-print-directory compile-tests
 	$(MAKE) --no-print-directory run-examples

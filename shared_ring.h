@@ -79,10 +79,12 @@
          24  104  -         reserved, zero
         128    8  producer  write_pos   bytes ever published (monotonic)
         136    4  producer  closed      1 once the producer closed the stream
-        140  116  -         reserved, zero
+        140    4  producer  producer_fenceless  1: publishes without a fence
+        144  112  -         reserved, zero
         256    8  consumer  read_pos    bytes ever released (monotonic)
         264    4  consumer  corrupt     1 once the consumer found bad data
-        268  116  -         reserved, zero
+        268    4  consumer  consumer_fenceless  1: releases without a fence
+        272  112  -         reserved, zero
         384    4  consumer  consumer_sleeping  futex word: 1 = asleep on data
         388    4  producer  producer_sleeping  futex word: 1 = asleep on space
         392    8  producer  producer_wake_pos  wake the producer once
@@ -116,9 +118,22 @@
    Waiting. A side that must wait spins for `spin_count` rounds of the CPU's
    pause hint, then announces itself in its *_sleeping word and sleeps on it
    (Linux futex, shared across processes; WaitOnAddress on Windows; ulock on
-   macOS; short sleeps elsewhere). After publishing, the other side issues a
-   full fence and reads that word: only when it is 1 does it make a wake-up
-   system call. Steady flow makes no system calls.
+   macOS; short sleeps elsewhere). After publishing, the other side reads
+   that word: only when it is 1 does it make a wake-up system call. Steady
+   flow makes no system calls.
+
+   Asymmetric barriers. "Store my position, then load the peer's sleeping
+   word" needs a full fence (else both sides can miss each other and the
+   sleeper never wakes). On x86 that fence waits for every store of the
+   message just written and halved throughput at 64 B. On Linux each side
+   registers for membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED) at attach and,
+   if that works, says so in its *_fenceless word and publishes with no
+   fence; a side about to sleep whose peer is fenceless calls membarrier,
+   which makes the peer's CPU execute the fence instead, before its last
+   re-check. Sleeping is rare and already costs a system call, so the fence
+   moves from the hot path to the cold one. Elsewhere (or with
+   SHARED_RING_NO_MEMBARRIER) a side publishes with a fence. Attach in the
+   process that uses the handle: the registration is per process.
 
    Hysteresis. When the producer finds the ring full it does not resume as
    soon as one record's worth is free (that falls into lockstep with the
@@ -165,6 +180,8 @@
    SHARED_RING_NO_OS_WAIT      implementation file only: no OS wait or wake
                                calls at all (freestanding, consoles). Waits
                                spin, unless run-time wait hooks are given.
+   SHARED_RING_NO_MEMBARRIER   implementation file only: never publish without
+                               a fence (no membarrier registration on Linux).
    SHARED_RING_NOW_NS()        implementation file only: a monotonic clock in
                                nanoseconds (uint64_t) for timeouts. Default:
                                clock_gettime / QueryPerformanceCounter /
@@ -771,7 +788,8 @@ static void srng_wake(shared_ring_side *s, srng_au32 *word) {
 #define SRNG_SLICE_NS 1000000u /* bounded naps when no wake-up is promised */
 
 static int srng_register_fenceless(void) {
-#if defined(__linux__) && !defined(SHARED_RING_NO_OS_WAIT) && defined(SYS_membarrier)
+#if defined(__linux__) && !defined(SHARED_RING_NO_OS_WAIT) && defined(SYS_membarrier) && \
+    !defined(SHARED_RING_NO_MEMBARRIER)
     /* MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED (1 << 2): per process, idempotent */
     return syscall(SYS_membarrier, 1 << 2, 0, 0) == 0;
 #else

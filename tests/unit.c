@@ -6,6 +6,8 @@
 
 #include <pthread.h>
 #include <stdalign.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -855,6 +857,22 @@ TEST(header_changed_after_attach_does_not_move_the_bounds) {
     CHECK_EQ(drain(&s), SHARED_RING_ERR_CORRUPT);
 }
 
+static int kernel_has_global_expedited_membarrier(void) {
+#ifdef SYS_membarrier
+    long cmds = syscall(SYS_membarrier, 0, 0, 0); /* MEMBARRIER_CMD_QUERY */
+    return cmds > 0 && (cmds & (1 << 1)) && (cmds & (1 << 2));
+#else
+    return 0;
+#endif
+}
+
+TEST(attach_says_in_the_region_whether_it_publishes_without_a_fence) {
+    int expected = kernel_has_global_expedited_membarrier();
+    setup(1024, 0);
+    CHECK_EQ(region_u32(140), expected); /* producer_fenceless */
+    CHECK_EQ(region_u32(268), expected); /* consumer_fenceless */
+}
+
 /* ---- stats and strings ---------------------------------------------------- */
 
 TEST(stats_count_messages_bytes_and_largest) {
@@ -963,6 +981,7 @@ int main(void) {
     RUN(producer_sees_a_corrupt_ring_as_corrupt);
     RUN(producer_rejects_read_pos_ahead_of_write_pos);
     RUN(header_changed_after_attach_does_not_move_the_bounds);
+    RUN(attach_says_in_the_region_whether_it_publishes_without_a_fence);
     RUN(stats_count_messages_bytes_and_largest);
     RUN(every_result_has_its_own_description);
     return harness_summary("unit");
