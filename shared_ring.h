@@ -901,13 +901,25 @@ static int srng_check_region(const void *region, size_t region_size) {
     return SHARED_RING_OK;
 }
 
+/* The positions as both sides must see them: read <= write <= read + cap,
+   both 8-aligned. */
+static int srng_positions_ok(uint64_t read_pos, uint64_t write_pos, uint64_t cap) {
+    return ((read_pos | write_pos) & 7u) == 0 && write_pos - read_pos <= cap;
+}
+
+/* What attach found in the region, for the side-specific part. */
+typedef struct srng_attach_info {
+    uint64_t write_pos, read_pos;
+    uint32_t resume_percent;
+} srng_attach_info;
+
+/* Validate the region and options and fill the common part of a handle.
+   The handle's magic is set last, so a failed attach leaves it unusable. */
 static int srng_attach_side(shared_ring_side *s, void *region, size_t region_size,
-                            const shared_ring_options *opt, uint32_t magic) {
+                            const shared_ring_options *opt, uint32_t magic,
+                            srng_attach_info *info) {
     shared_ring_options defaults = SHARED_RING_OPTIONS_INIT;
-    int r;
-    if (s == NULL) return SHARED_RING_ERR_ARG;
-    memset(s, 0, sizeof *s);
-    r = srng_check_region(region, region_size);
+    int r = srng_check_region(region, region_size);
     if (r != SHARED_RING_OK) return r;
     if (opt == NULL) opt = &defaults;
     if (opt->resume_percent > 100u || (opt->wait == NULL) != (opt->wake == NULL))
@@ -922,14 +934,13 @@ static int srng_attach_side(shared_ring_side *s, void *region, size_t region_siz
     s->wait = opt->wait;
     s->wake = opt->wake;
     s->hook_user = opt->hook_user;
+    info->write_pos = SRNG_LOAD(srng_u64_at(s->region, SRNG_OFF_WRITE_POS), acquire);
+    info->read_pos = SRNG_LOAD(srng_u64_at(s->region, SRNG_OFF_READ_POS), acquire);
+    info->resume_percent = opt->resume_percent;
+    if (!srng_positions_ok(info->read_pos, info->write_pos, s->capacity))
+        return SHARED_RING_ERR_CORRUPT;
     s->magic = magic;
     return SHARED_RING_OK;
-}
-
-/* The positions as both sides must see them: read <= write <= read + cap,
-   both 8-aligned. */
-static int srng_positions_ok(uint64_t read_pos, uint64_t write_pos, uint64_t cap) {
-    return ((read_pos | write_pos) & 7u) == 0 && write_pos - read_pos <= cap;
 }
 
 /* ---- setup -------------------------------------------------------------- */
@@ -979,26 +990,17 @@ SHARED_RING_API shared_ring_options shared_ring_default_options(void) {
 SHARED_RING_API int shared_ring_attach_producer(shared_ring_producer *p, void *region,
                                                 size_t region_size,
                                                 const shared_ring_options *opt) {
-    shared_ring_options defaults = SHARED_RING_OPTIONS_INIT;
-    uint64_t w, rd;
+    srng_attach_info info;
     int r;
     if (p == NULL) return SHARED_RING_ERR_ARG;
     memset(p, 0, sizeof *p);
-    r = srng_attach_side(&p->s, region, region_size, opt, SRNG_PRODUCER_MAGIC);
-    if (r != SHARED_RING_OK) {
-        p->s.magic = 0;
-        return r;
-    }
-    w = SRNG_LOAD(srng_u64_at(p->s.region, SRNG_OFF_WRITE_POS), acquire);
-    rd = SRNG_LOAD(srng_u64_at(p->s.region, SRNG_OFF_READ_POS), acquire);
-    if (!srng_positions_ok(rd, w, p->s.capacity)) {
-        memset(p, 0, sizeof *p);
-        return SHARED_RING_ERR_CORRUPT;
-    }
-    if (opt == NULL) opt = &defaults;
-    p->write_pos = p->published = w;
-    p->read_cache = rd;
-    p->resume_free = p->s.capacity / 100u * opt->resume_percent;
+    r = srng_attach_side(&p->s, region, region_size, opt, SRNG_PRODUCER_MAGIC, &info);
+    if (r != SHARED_RING_OK) return r;
+    p->write_pos = p->published = info.write_pos;
+    p->read_cache = info.read_pos;
+    /* capacity * percent / 100 without overflowing 64 bits */
+    p->resume_free = p->s.capacity / 100u * info.resume_percent +
+                     p->s.capacity % 100u * info.resume_percent / 100u;
     p->closed = SRNG_LOAD(srng_u32_at(p->s.region, SRNG_OFF_CLOSED), acquire) != 0u;
     srng_announce_mode(&p->s, SRNG_OFF_PRODUCER_FENCELESS, SRNG_OFF_CONSUMER_SLEEPING);
     return SHARED_RING_OK;
@@ -1007,22 +1009,13 @@ SHARED_RING_API int shared_ring_attach_producer(shared_ring_producer *p, void *r
 SHARED_RING_API int shared_ring_attach_consumer(shared_ring_consumer *c, void *region,
                                                 size_t region_size,
                                                 const shared_ring_options *opt) {
-    uint64_t w, rd;
+    srng_attach_info info;
     int r;
     if (c == NULL) return SHARED_RING_ERR_ARG;
     memset(c, 0, sizeof *c);
-    r = srng_attach_side(&c->s, region, region_size, opt, SRNG_CONSUMER_MAGIC);
-    if (r != SHARED_RING_OK) {
-        c->s.magic = 0;
-        return r;
-    }
-    w = SRNG_LOAD(srng_u64_at(c->s.region, SRNG_OFF_WRITE_POS), acquire);
-    rd = SRNG_LOAD(srng_u64_at(c->s.region, SRNG_OFF_READ_POS), acquire);
-    if (!srng_positions_ok(rd, w, c->s.capacity)) {
-        memset(c, 0, sizeof *c);
-        return SHARED_RING_ERR_CORRUPT;
-    }
-    c->read_pos = c->peek_pos = c->write_cache = rd;
+    r = srng_attach_side(&c->s, region, region_size, opt, SRNG_CONSUMER_MAGIC, &info);
+    if (r != SHARED_RING_OK) return r;
+    c->read_pos = c->peek_pos = c->write_cache = info.read_pos;
     srng_announce_mode(&c->s, SRNG_OFF_CONSUMER_FENCELESS, SRNG_OFF_PRODUCER_SLEEPING);
     return SHARED_RING_OK;
 }

@@ -340,6 +340,24 @@ TEST(after_full_try_write_waits_for_the_resume_threshold) {
     CHECK_EQ(shared_ring_write_bytes(&prod, buf, 56, 0), SHARED_RING_OK);
 }
 
+TEST(full_resume_percent_waits_for_an_empty_ring) {
+    char buf[100] = {0};
+    shared_ring_message m;
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
+    int i;
+    o.resume_percent = 100;
+    setup_opt(256, 0, &o);
+    while (shared_ring_write_bytes(&prod, buf, 56, 0) == SHARED_RING_OK) {}
+    for (i = 0; i < 3; i++) {
+        CHECK_EQ(shared_ring_peek(&cons, &m), SHARED_RING_OK);
+        shared_ring_release(&cons);
+        CHECK_EQ(shared_ring_write_bytes(&prod, buf, 56, 0), SHARED_RING_FULL);
+    }
+    CHECK_EQ(shared_ring_peek(&cons, &m), SHARED_RING_OK);
+    shared_ring_release(&cons); /* now empty */
+    CHECK_EQ(shared_ring_write_bytes(&prod, buf, 56, 0), SHARED_RING_OK);
+}
+
 TEST(zero_resume_percent_resumes_as_soon_as_the_message_fits) {
     char buf[100] = {0};
     shared_ring_message m;
@@ -935,6 +953,7 @@ int main(void) {
     RUN(message_over_max_is_rejected);
     RUN(try_write_reports_full_when_there_is_no_room);
     RUN(after_full_try_write_waits_for_the_resume_threshold);
+    RUN(full_resume_percent_waits_for_an_empty_ring);
     RUN(zero_resume_percent_resumes_as_soon_as_the_message_fits);
     RUN(timed_write_times_out_when_the_ring_stays_full);
     RUN(write_callback_publishes_the_length_it_returns);
