@@ -358,6 +358,19 @@ TEST(full_resume_percent_waits_for_an_empty_ring) {
     CHECK_EQ(shared_ring_write_bytes(&prod, buf, 56, 0), SHARED_RING_OK);
 }
 
+TEST(resume_threshold_is_exactly_that_percent_of_the_capacity) {
+    shared_ring_message m;
+    int i;
+    setup(256, 0); /* 50%: resume at 128 free bytes */
+    while (shared_ring_write_bytes(&prod, NULL, 0, 0) == SHARED_RING_OK) {} /* 8-byte records */
+    for (i = 0; i < 15; i++) CHECK_EQ(shared_ring_peek(&cons, &m), SHARED_RING_OK);
+    shared_ring_release(&cons); /* 120 free */
+    CHECK_EQ(shared_ring_write_bytes(&prod, NULL, 0, 0), SHARED_RING_FULL);
+    CHECK_EQ(shared_ring_peek(&cons, &m), SHARED_RING_OK);
+    shared_ring_release(&cons); /* 128 free */
+    CHECK_EQ(shared_ring_write_bytes(&prod, NULL, 0, 0), SHARED_RING_OK);
+}
+
 TEST(zero_resume_percent_resumes_as_soon_as_the_message_fits) {
     char buf[100] = {0};
     shared_ring_message m;
@@ -954,6 +967,7 @@ int main(void) {
     RUN(try_write_reports_full_when_there_is_no_room);
     RUN(after_full_try_write_waits_for_the_resume_threshold);
     RUN(full_resume_percent_waits_for_an_empty_ring);
+    RUN(resume_threshold_is_exactly_that_percent_of_the_capacity);
     RUN(zero_resume_percent_resumes_as_soon_as_the_message_fits);
     RUN(timed_write_times_out_when_the_ring_stays_full);
     RUN(write_callback_publishes_the_length_it_returns);
