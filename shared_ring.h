@@ -1334,9 +1334,19 @@ static int srng_deliver(shared_ring_consumer *c, shared_ring_read_fn fn, void *u
     uint64_t pos = c->peek_pos, end = c->write_cache, bytes = 0;
     uint64_t largest = c->s.stats.largest;
     int count = 0, r = 0;
-    while (pos != end && count < INT_MAX) {
+    while (count < INT_MAX) {
         uint32_t len;
-        uint64_t rec = srng_record_at(c, pos, end, &len);
+        uint64_t rec;
+        if (pos == end) {
+            /* Only padding so far: look again rather than report "empty"
+               while newer messages may already be published. */
+            if (count != 0 || pos == c->peek_pos) break;
+            c->peek_pos = pos;
+            if (srng_refresh_write(c) != SHARED_RING_OK) return SHARED_RING_ERR_CORRUPT;
+            end = c->write_cache;
+            if (pos == end) break;
+        }
+        rec = srng_record_at(c, pos, end, &len);
         const unsigned char *payload = c->s.data + (pos & c->s.mask) + SRNG_REC_HEADER;
         if (rec == 0) {
             r = SHARED_RING_ERR_CORRUPT;
@@ -1394,8 +1404,8 @@ SHARED_RING_API int shared_ring_read_some(shared_ring_consumer *c, shared_ring_r
     if (r != SHARED_RING_OK) return r;
     if (fn == NULL) return SHARED_RING_ERR_ARG;
     r = srng_data_ready(c);
-    if (r <= 0) return r;
-    r = srng_deliver(c, fn, user);
+    if (r > 0) r = srng_deliver(c, fn, user);
+    /* Release what peek handed out too, even when nothing new came. */
     c->peeked = 0;
     srng_release_to(c, c->peek_pos);
     return r;

@@ -615,6 +615,37 @@ TEST(peek_walks_forward_and_release_frees_all_peeked) {
     CHECK_EQ(shared_ring_release(&cons), 0);
 }
 
+TEST(read_some_releases_peeked_messages_even_when_nothing_new_came) {
+    shared_ring_message m;
+    seen s;
+    setup(1024, 0);
+    shared_ring_write_bytes(&prod, "only", 4, 0);
+    shared_ring_close(&prod);
+    CHECK_EQ(shared_ring_peek(&cons, &m), SHARED_RING_OK);
+    CHECK_EQ(drain(&s), SHARED_RING_CLOSED);
+    CHECK_EQ(region_u64(256), 16); /* released: a new consumer starts after it */
+}
+
+TEST(read_some_looks_past_trailing_padding_for_newer_messages) {
+    char big[100] = {0};
+    void *dst;
+    seen s;
+    setup(256, 0);
+    shared_ring_write_bytes(&prod, big, 100, 0);  /* [0, 112) */
+    shared_ring_write_bytes(&prod, big, 100, 0);  /* [112, 224) */
+    CHECK_EQ(drain(&s), 2);
+    shared_ring_write_bytes(&prod, "c", 1, 0);    /* [224, 240) */
+    CHECK_EQ(shared_ring_claim(&prod, 100, 0, &dst), SHARED_RING_OK); /* pads [240, 256) */
+    shared_ring_abort(&prod);
+    shared_ring_flush(&prod);                     /* publishes the lone padding */
+    memset(&s, 0, sizeof s);
+    s.stop_after = 1;
+    CHECK_EQ(shared_ring_read_some(&cons, record_message, &s), 1); /* "c"; pad still ahead */
+    shared_ring_write_bytes(&prod, "b", 1, 0);    /* published after the pad */
+    CHECK_EQ(drain(&s), 1);
+    CHECK_EQ(s.lens[0], 1);
+}
+
 TEST(peek_on_an_empty_ring_returns_empty) {
     shared_ring_message m;
     setup(1024, 0);
@@ -993,6 +1024,8 @@ int main(void) {
     RUN(read_callback_can_stop_the_batch);
     RUN(read_some_publishes_the_read_position_once_per_batch);
     RUN(peek_walks_forward_and_release_frees_all_peeked);
+    RUN(read_some_releases_peeked_messages_even_when_nothing_new_came);
+    RUN(read_some_looks_past_trailing_padding_for_newer_messages);
     RUN(peek_on_an_empty_ring_returns_empty);
     RUN(wait_on_an_empty_ring_times_out);
     RUN(wait_returns_ok_when_data_is_there);

@@ -1,0 +1,100 @@
+/* Fuzz target: a hostile region. The input becomes the region itself
+   (header and data area) plus a list of consumer operations and of
+   "peer" moves (write_pos jumps, closing). Whatever the bytes, every call
+   must return valid data or an error code, and nothing outside the region
+   may be touched: the region is an exact-size heap block, so AddressSanitizer
+   flags any access past it.
+
+   Input: [capacity exponent][flags][op count][ops...][region bytes...]
+   flags bit 0: after overlaying, restore a valid header (magic, version,
+   capacity, max_message, data offset), so the data area gets exercised.
+
+   Built with -fsanitize=fuzzer it is a libFuzzer target; otherwise main()
+   replays the files named on the command line (the seed corpus). */
+#define SHARED_RING_IMPLEMENTATION
+#include "../shared_ring.h"
+#include "fuzz_main.h"
+
+#include <stdlib.h>
+
+static volatile unsigned sink;
+
+/* Read every byte handed out, so ASan checks the whole message. */
+static int touch_message(void *user, const void *data, size_t len) {
+    const unsigned char *p = (const unsigned char *)data;
+    size_t max = *(const size_t *)user, i;
+    if (len > max) abort(); /* must never exceed the attached max_message */
+    for (i = 0; i < len; i++) sink += p[i];
+    return 0;
+}
+
+static int stop_after_one(void *user, const void *data, size_t len) {
+    touch_message(user, data, len);
+    return 1;
+}
+
+static void put_u64(unsigned char *r, size_t off, uint64_t v) { memcpy(r + off, &v, 8); }
+
+static int is_result(int r) { return r >= SHARED_RING_ERR_HANDLE; }
+
+int LLVMFuzzerTestOneInput(const uint8_t *in, size_t n) {
+    size_t capacity, size, max, nops, i;
+    unsigned char *region;
+    shared_ring_consumer c;
+    const uint8_t *ops;
+    int r;
+    if (n < 3) return 0;
+    capacity = (size_t)64 << (in[0] % 7u); /* 64 .. 4096 */
+    nops = in[2] % 64u;
+    if (n < 3 + nops) return 0;
+    ops = in + 3;
+    size = shared_ring_region_size(capacity);
+    region = (unsigned char *)malloc(size);
+    if (region == NULL) return 0;
+    shared_ring_format(region, size, capacity, 0);
+    /* Overlay the rest of the input onto the region. */
+    memcpy(region, in + 3 + nops, n - 3 - nops < size ? n - 3 - nops : size);
+    if (in[1] & 1u) {
+        uint32_t magic = SHARED_RING_MAGIC, version = SHARED_RING_LAYOUT_VERSION;
+        uint32_t max32 = (uint32_t)(capacity / 2 - 8), off = SHARED_RING_HEADER_SIZE;
+        memcpy(region + 0, &magic, 4);
+        memcpy(region + 4, &version, 4);
+        put_u64(region, 8, capacity);
+        memcpy(region + 16, &max32, 4);
+        memcpy(region + 20, &off, 4);
+    }
+    r = shared_ring_attach_consumer(&c, region, size, NULL);
+    if (!is_result(r)) abort();
+    max = shared_ring_consumer_max_message(&c);
+    for (i = 0; r == SHARED_RING_OK && i < nops; i++) {
+        shared_ring_message m;
+        int q;
+        switch (ops[i] & 7u) {
+        case 0: q = shared_ring_read_some(&c, touch_message, &max); break;
+        case 1: q = shared_ring_read_some(&c, stop_after_one, &max); break;
+        case 2:
+            q = shared_ring_peek(&c, &m);
+            if (q == SHARED_RING_OK) touch_message(&max, m.data, m.len);
+            break;
+        case 3: q = shared_ring_release(&c); break;
+        case 4: q = shared_ring_wait(&c, 0); break;
+        case 5: /* the peer moves write_pos anywhere */
+            put_u64(region, 128, (uint64_t)(ops[i] >> 3) * 8u * (ops[i] & 8u ? 17u : 1u));
+            q = 0;
+            break;
+        case 6: /* the peer rewrites the header after attach */
+            put_u64(region, 8, (uint64_t)ops[i] << 20);
+            q = 0;
+            break;
+        default: /* the peer closes */
+            memset(region + 136, 1, 1);
+            q = 0;
+            break;
+        }
+        if (!is_result(q) && q < 0) abort();
+    }
+    free(region);
+    return 0;
+}
+
+FUZZ_REPLAY_MAIN
