@@ -1,6 +1,8 @@
 # shared_ring.h - build, test and benchmark.
-#   make test    unit, stress, crash, compile and example tests   (< 3 min)
-#   make check   the test programs under ThreadSanitizer and ASan+UBSan
+#   make test    unit, stress, crash, compile, example, fuzz-corpus tests (< 3 min)
+#   make check   sanitizers (TSan, ASan+UBSan), valgrind, 1000-kill crash loop
+#   make fuzz    libFuzzer on each harness for FUZZ_SECONDS (needs clang)
+#   make stress  10^8 messages between threads (TSan), 10^7 between processes
 #   make bench   build and run the benchmark (the project's main job)
 # Honours CC, CXX, CFLAGS, CXXFLAGS, LDFLAGS.
 
@@ -20,6 +22,13 @@ TSAN_STRESS_MESSAGES ?= 200000
 TSAN_CRASH_ROUNDS    ?= 20
 ASAN_STRESS_MESSAGES ?= 1000000
 ASAN_CRASH_ROUNDS    ?= 50
+CRASH_LOOP_ROUNDS    ?= 1000
+FUZZ_SECONDS         ?= 60
+FUZZ_CC              ?= clang
+# make stress: three thread modes and three process modes
+STRESS_THREAD_MESSAGES  ?= 34000000
+STRESS_PROCESS_MESSAGES ?= 3400000
+FUZZ_TARGETS = consumer ops
 
 B  = tests/bin
 EB = examples/bin
@@ -27,7 +36,8 @@ HDR = shared_ring.h
 TEST_HDRS = $(HDR) tests/harness.h tests/message_check.h
 EXAMPLES = quickstart_threads quickstart_processes
 
-.PHONY: all test check bench examples clean tsan asan compile-tests readme-check
+.PHONY: all test check bench examples clean tsan asan compile-tests readme-check \
+        fuzz fuzz-replay asan-fuzz-replay crash-loop memcheck stress
 
 all: $(B)/unit $(B)/stress $(B)/crash $(addprefix $(EB)/,$(EXAMPLES)) bench/bench
 
@@ -35,7 +45,7 @@ $(B) $(EB):
 	mkdir -p $@
 
 # ---- tests -----------------------------------------------------------------
-$(B)/%: tests/%.c $(TEST_HDRS) | $(B)
+$(B)/%: tests/%.c $(TEST_HDRS) tests/fuzz_main.h | $(B)
 	$(CC) -std=c11 $(CFLAGS) $(WARN) -o $@ $< $(LDFLAGS) $(LIBS)
 
 $(B)/tsan-%: tests/%.c $(TEST_HDRS) | $(B)
@@ -75,6 +85,40 @@ compile-tests: $(addprefix $(B)/,$(COMPILE_TESTS))
 readme-check:
 	@sh tests/readme_check.sh
 
+# ---- fuzzing ---------------------------------------------------------------
+# Without -DFUZZING a harness is a program that replays the files it is given.
+$(B)/libfuzzer-%: tests/fuzz_%.c $(TEST_HDRS) tests/fuzz_main.h | $(B)
+	$(FUZZ_CC) -std=c11 -O1 -g -DFUZZING -fsanitize=fuzzer,address,undefined \
+	    -fno-sanitize-recover=all -o $@ $<
+
+fuzz-replay: $(addprefix $(B)/fuzz_,$(FUZZ_TARGETS))
+	@for t in $(FUZZ_TARGETS); do ./$(B)/fuzz_$$t tests/fuzz/$$t/* || exit 1; done
+
+asan-fuzz-replay: $(addprefix $(B)/asan-fuzz_,$(FUZZ_TARGETS))
+	@for t in $(FUZZ_TARGETS); do ./$(B)/asan-fuzz_$$t tests/fuzz/$$t/* || exit 1; done
+
+# Each harness runs FUZZ_SECONDS on a scratch copy of its seed corpus.
+fuzz: $(addprefix $(B)/libfuzzer-,$(FUZZ_TARGETS))
+	@for t in $(FUZZ_TARGETS); do \
+	    rm -rf $(B)/fuzz-work/$$t && mkdir -p $(B)/fuzz-work/$$t && \
+	    cp tests/fuzz/$$t/* $(B)/fuzz-work/$$t/ && \
+	    ./$(B)/libfuzzer-$$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	        -artifact_prefix=$(B)/fuzz-work/$$t- $(B)/fuzz-work/$$t \
+	        > $(B)/fuzz-work/$$t.log 2>&1 || { tail -40 $(B)/fuzz-work/$$t.log; echo "fuzz $$t: FAILED"; exit 1; }; \
+	    echo "fuzz $$t: $$(grep -o 'number_of_executed_units: [0-9]*' $(B)/fuzz-work/$$t.log | grep -o '[0-9]*') executions in $(FUZZ_SECONDS) s, no crash"; \
+	done
+
+# ---- crash loop, valgrind, long stress ----------------------------------------
+crash-loop: $(B)/crash
+	./$(B)/crash $(CRASH_LOOP_ROUNDS)
+
+memcheck: $(B)/unit
+	valgrind -q --error-exitcode=1 --leak-check=full ./$(B)/unit
+
+stress: $(B)/tsan-stress $(B)/stress
+	./$(B)/tsan-stress $(STRESS_THREAD_MESSAGES) threads
+	./$(B)/stress $(STRESS_PROCESS_MESSAGES) processes
+
 # ---- examples --------------------------------------------------------------
 $(EB)/%: examples/%.c $(HDR) | $(EB)
 	$(CC) -std=c11 $(CFLAGS) $(WARN) -I. -o $@ $< $(LDFLAGS) $(LIBS)
@@ -92,6 +136,7 @@ test: $(B)/unit $(B)/stress $(B)/fenced-stress $(B)/crash
 	./$(B)/fenced-stress $(FENCED_STRESS_MESSAGES)
 	./$(B)/crash $(CRASH_ROUNDS)
 	$(MAKE) --no-print-directory compile-tests
+	$(MAKE) --no-print-directory fuzz-replay
 	$(MAKE) --no-print-directory run-examples
 	$(MAKE) --no-print-directory readme-check
 
@@ -105,7 +150,7 @@ asan: $(B)/asan-unit $(B)/asan-stress $(B)/asan-crash
 	./$(B)/asan-stress $(ASAN_STRESS_MESSAGES)
 	./$(B)/asan-crash $(ASAN_CRASH_ROUNDS)
 
-check: tsan asan
+check: tsan asan asan-fuzz-replay memcheck crash-loop
 
 # ---- benchmark ---------------------------------------------------------------
 bench/bench: bench/bench.c $(HDR)

@@ -2,7 +2,8 @@
    that wraps constantly, between two threads and between two processes, in
    every producer mode. Zero lost, duplicated, reordered or corrupted messages.
 
-   usage: stress [MESSAGES_PER_RUN]   (default 10000000) */
+   usage: stress [MESSAGES_PER_RUN [threads|processes|all]]
+   (default 10000000 messages per run, all runs) */
 #define _GNU_SOURCE
 #define SHARED_RING_IMPLEMENTATION
 #include "../shared_ring.h"
@@ -179,12 +180,18 @@ TEST(processes_try_writes_and_polled_batch_reads_lose_nothing) { between_process
 TEST(processes_corked_claims_and_pull_reads_lose_nothing) { between_processes(MODE_CORKED); }
 
 int main(int argc, char **argv) {
+    const char *which = argc > 2 ? argv[2] : "all";
+    int threads = strcmp(which, "processes") != 0, processes = strcmp(which, "threads") != 0;
     if (argc > 1) messages = strtoull(argv[1], NULL, 10);
-    RUN(threads_blocking_writes_and_blocking_batch_reads_lose_nothing);
-    RUN(threads_try_writes_and_polled_batch_reads_lose_nothing);
-    RUN(threads_corked_claims_and_pull_reads_lose_nothing);
-    RUN(processes_blocking_writes_and_blocking_batch_reads_lose_nothing);
-    RUN(processes_try_writes_and_polled_batch_reads_lose_nothing);
-    RUN(processes_corked_claims_and_pull_reads_lose_nothing);
+    if (threads) {
+        RUN(threads_blocking_writes_and_blocking_batch_reads_lose_nothing);
+        RUN(threads_try_writes_and_polled_batch_reads_lose_nothing);
+        RUN(threads_corked_claims_and_pull_reads_lose_nothing);
+    }
+    if (processes) {
+        RUN(processes_blocking_writes_and_blocking_batch_reads_lose_nothing);
+        RUN(processes_try_writes_and_polled_batch_reads_lose_nothing);
+        RUN(processes_corked_claims_and_pull_reads_lose_nothing);
+    }
     return harness_summary("stress");
 }
