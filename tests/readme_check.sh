@@ -22,3 +22,17 @@ for f in "$tmp"/*; do
     count=$((count + 1))
 done
 echo "readme: $count passed, 0 failed"
+
+# Every test named in the README's misuse table exists and is run.
+rows=0
+for t in $(awk '/^<!-- misuse-table -->$/ { on = 1; next } on && !/^\|/ { on = 0 }
+                on { n = split($0, f, "|"); gsub(/[` ]/, "", f[n - 1]); print f[n - 1] }' README.md |
+           grep -v -e '^test$' -e '^---$'); do
+    grep -q "^TEST($t)" tests/unit.c && grep -q "RUN($t);" tests/unit.c || {
+        echo "readme: misuse table names $t, which tests/unit.c does not define and run"
+        exit 1
+    }
+    rows=$((rows + 1))
+done
+[ "$rows" -ge 30 ] || { echo "readme: misuse table has only $rows rows"; exit 1; }
+echo "readme misuse table: $rows passed, 0 failed"

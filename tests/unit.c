@@ -793,6 +793,56 @@ TEST(functions_reject_unattached_and_wrong_side_handles) {
     CHECK_EQ(shared_ring_cork(NULL), SHARED_RING_ERR_HANDLE);
 }
 
+TEST(unattached_handle_is_rejected) {
+    shared_ring_producer zero_p;
+    shared_ring_consumer zero_c;
+    memset(&zero_p, 0, sizeof zero_p);
+    memset(&zero_c, 0, sizeof zero_c);
+    CHECK_EQ(shared_ring_write_bytes(&zero_p, "x", 1, 0), SHARED_RING_ERR_HANDLE);
+    CHECK_EQ(shared_ring_read_some(&zero_c, record_message, NULL), SHARED_RING_ERR_HANDLE);
+}
+
+TEST(consumer_handle_used_as_producer_is_rejected) {
+    setup(1024, 0);
+    CHECK_EQ(shared_ring_write_bytes((shared_ring_producer *)(void *)&cons, "x", 1, 0),
+             SHARED_RING_ERR_HANDLE);
+    CHECK_EQ(shared_ring_close((shared_ring_producer *)(void *)&cons), SHARED_RING_ERR_HANDLE);
+}
+
+TEST(reading_from_the_producer_handle_is_rejected) {
+    shared_ring_message m;
+    setup(1024, 0);
+    CHECK_EQ(shared_ring_read_some((shared_ring_consumer *)(void *)&prod, record_message, NULL),
+             SHARED_RING_ERR_HANDLE);
+    CHECK_EQ(shared_ring_peek((shared_ring_consumer *)(void *)&prod, &m), SHARED_RING_ERR_HANDLE);
+}
+
+TEST(null_handle_is_rejected) {
+    CHECK_EQ(shared_ring_write_bytes(NULL, "x", 1, 0), SHARED_RING_ERR_HANDLE);
+    CHECK_EQ(shared_ring_read_some(NULL, record_message, NULL), SHARED_RING_ERR_HANDLE);
+}
+
+TEST(write_str_with_null_string_is_an_argument_error) {
+    setup(1024, 0);
+    CHECK_EQ(shared_ring_write_str(&prod, NULL, 0), SHARED_RING_ERR_ARG);
+}
+
+TEST(abort_without_claim_is_a_state_error) {
+    setup(1024, 0);
+    CHECK_EQ(shared_ring_abort(&prod), SHARED_RING_ERR_STATE);
+}
+
+TEST(peek_with_null_message_is_an_argument_error) {
+    setup(1024, 0);
+    CHECK_EQ(shared_ring_peek(&cons, NULL), SHARED_RING_ERR_ARG);
+}
+
+TEST(stats_with_null_output_is_an_argument_error) {
+    setup(1024, 0);
+    CHECK_EQ(shared_ring_producer_stats(&prod, NULL), SHARED_RING_ERR_ARG);
+    CHECK_EQ(shared_ring_consumer_stats(&cons, NULL), SHARED_RING_ERR_ARG);
+}
+
 TEST(read_functions_reject_null_callbacks) {
     setup(1024, 0);
     CHECK_EQ(shared_ring_read_some(&cons, NULL, NULL), SHARED_RING_ERR_ARG);
@@ -1034,6 +1084,14 @@ int main(void) {
     RUN(corked_producer_publishes_before_waiting_so_it_cannot_deadlock);
     RUN(wait_hooks_replace_the_os_primitives);
     RUN(functions_reject_unattached_and_wrong_side_handles);
+    RUN(unattached_handle_is_rejected);
+    RUN(consumer_handle_used_as_producer_is_rejected);
+    RUN(reading_from_the_producer_handle_is_rejected);
+    RUN(null_handle_is_rejected);
+    RUN(write_str_with_null_string_is_an_argument_error);
+    RUN(abort_without_claim_is_a_state_error);
+    RUN(peek_with_null_message_is_an_argument_error);
+    RUN(stats_with_null_output_is_an_argument_error);
     RUN(read_functions_reject_null_callbacks);
     RUN(write_pos_beyond_capacity_is_corrupt_and_stays_corrupt);
     RUN(misaligned_write_pos_is_corrupt);
