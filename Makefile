@@ -3,6 +3,7 @@
 #   make check   sanitizers (TSan, ASan+UBSan), valgrind, 1000-kill crash loop
 #   make fuzz    libFuzzer on each harness for FUZZ_SECONDS (needs clang)
 #   make stress  10^8 messages between threads (TSan), 10^7 between processes
+#   make matrix  every standard, compiler, architecture and libc we have tools for
 #   make bench   build and run the benchmark (the project's main job)
 # Honours CC, CXX, CFLAGS, CXXFLAGS, LDFLAGS.
 
@@ -37,7 +38,7 @@ TEST_HDRS = $(HDR) tests/harness.h tests/message_check.h
 EXAMPLES = quickstart_threads quickstart_processes
 
 .PHONY: all test check bench examples clean tsan asan compile-tests readme-check \
-        fuzz fuzz-replay asan-fuzz-replay crash-loop memcheck stress
+        fuzz fuzz-replay asan-fuzz-replay crash-loop memcheck stress matrix
 
 all: $(B)/unit $(B)/stress $(B)/crash $(addprefix $(EB)/,$(EXAMPLES)) bench/bench
 
@@ -118,6 +119,10 @@ memcheck: $(B)/unit
 stress: $(B)/tsan-stress $(B)/stress
 	./$(B)/tsan-stress $(STRESS_THREAD_MESSAGES) threads
 	./$(B)/stress $(STRESS_PROCESS_MESSAGES) processes
+
+# ---- portability matrix (see tests/matrix.sh) -------------------------------------
+matrix:
+	sh tests/matrix.sh
 
 # ---- examples --------------------------------------------------------------
 $(EB)/%: examples/%.c $(HDR) | $(EB)

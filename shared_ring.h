@@ -333,6 +333,9 @@ typedef struct shared_ring_consumer {
     uint64_t peek_pos;       /* next record to hand out */
     uint64_t write_cache;    /* last write_pos seen (validated) */
     uint32_t peeked;         /* messages handed out by peek, not released */
+    uint32_t reserved[7];    /* same size as a producer handle, so a handle
+                                of the wrong side is caught by its magic
+                                without reading past it */
 } shared_ring_consumer;
 
 /* A message handed out by shared_ring_peek(). `data` points into the ring,
@@ -502,6 +505,11 @@ SHARED_RING_API size_t shared_ring_consumer_max_message(const shared_ring_consum
 /* A short English description of a result code. Never NULL. */
 SHARED_RING_API const char *shared_ring_result_string(int result);
 
+/* How this build sleeps and wakes: "futex", "WaitOnAddress", "Sleep",
+   "ulock", "nanosleep" or "spin" (SHARED_RING_NO_OS_WAIT). Wait hooks given
+   at attach replace it per handle. Either side; never blocks. */
+SHARED_RING_API const char *shared_ring_wait_method(void);
+
 #ifdef __cplusplus
 }
 #endif
@@ -552,6 +560,8 @@ typedef _Atomic uint32_t srng_au32;
 #endif
 SRNG_STATIC_ASSERT(sizeof(srng_au64) == 8, "64-bit atomic must be 8 bytes");
 SRNG_STATIC_ASSERT(sizeof(srng_au32) == 4, "32-bit atomic must be 4 bytes");
+SRNG_STATIC_ASSERT(sizeof(shared_ring_producer) == sizeof(shared_ring_consumer),
+                   "handles of both sides have one size (wrong-side checks stay in bounds)");
 
 /* ---- layout: byte offsets into the region (see manual section 3) ------- */
 enum {
@@ -653,6 +663,13 @@ static uint64_t srng_max_message_for(uint64_t cap) {
 #    define WIN32_LEAN_AND_MEAN
 #  endif
 #  include <windows.h>
+   /* WaitOnAddress exists from Windows 8 (_WIN32_WINNT 0x0602) on. */
+#  if defined(_WIN32_WINNT) && _WIN32_WINNT >= 0x0602 && !defined(SHARED_RING_NO_OS_WAIT)
+#    define SRNG_HAVE_WAIT_ON_ADDRESS 1
+#    if defined(_MSC_VER)
+#      pragma comment(lib, "synchronization.lib")
+#    endif
+#  endif
 #else
 #  include <time.h>
 #  if defined(__linux__) && !defined(SHARED_RING_NO_OS_WAIT)
@@ -730,7 +747,12 @@ static void srng_os_wait(srng_au32 *word, uint32_t expected, uint64_t timeout_ns
     /* WaitOnAddress only sees wakes from the same process; bound each sleep
        so a peer in another process is noticed within a millisecond. */
     DWORD ms = timeout_ns >= 1000000u ? 1u : 0u;
+#  if defined(SRNG_HAVE_WAIT_ON_ADDRESS)
     WaitOnAddress((volatile VOID *)word, &expected, sizeof expected, ms);
+#  else
+    (void)word; (void)expected;
+    Sleep(ms);
+#  endif
 #elif defined(__APPLE__)
     uint64_t us = timeout_ns / 1000u;
     if (us == 0) us = 1;
@@ -755,7 +777,11 @@ static void srng_os_wake(srng_au32 *word) {
 #elif defined(__linux__)
     syscall(SYS_futex, (void *)word, 1, INT_MAX, NULL, NULL, 0); /* FUTEX_WAKE */
 #elif defined(_WIN32)
+#  if defined(SRNG_HAVE_WAIT_ON_ADDRESS)
     WakeByAddressAll((PVOID)word);
+#  else
+    (void)word;
+#  endif
 #elif defined(__APPLE__)
     __ulock_wake(SRNG_UL_COMPARE_AND_WAIT_SHARED | SRNG_ULF_WAKE_ALL, (void *)word, 0);
 #else
@@ -1487,6 +1513,24 @@ SHARED_RING_API size_t shared_ring_producer_max_message(const shared_ring_produc
 
 SHARED_RING_API size_t shared_ring_consumer_max_message(const shared_ring_consumer *c) {
     return c != NULL && c->s.magic == SRNG_CONSUMER_MAGIC ? c->s.max_message : 0u;
+}
+
+SHARED_RING_API const char *shared_ring_wait_method(void) {
+#if defined(SHARED_RING_NO_OS_WAIT)
+    return "spin";
+#elif defined(__linux__)
+    return "futex";
+#elif defined(SRNG_HAVE_WAIT_ON_ADDRESS)
+    return "WaitOnAddress";
+#elif defined(_WIN32)
+    return "Sleep";
+#elif defined(__APPLE__)
+    return "ulock";
+#elif defined(SRNG_HAVE_CLOCK_GETTIME)
+    return "nanosleep";
+#else
+    return "spin";
+#endif
 }
 
 SHARED_RING_API const char *shared_ring_result_string(int result) {

@@ -5,7 +5,9 @@
 
    usage: crash [ROUNDS]   (default 50) */
 #define _GNU_SOURCE
+#ifndef TESTS_EXTERNAL_IMPLEMENTATION /* else linked from a C++ build */
 #define SHARED_RING_IMPLEMENTATION
+#endif
 #include "../shared_ring.h"
 #include "harness.h"
 #include "message_check.h"

@@ -5,7 +5,9 @@
    usage: stress [MESSAGES_PER_RUN [threads|processes|all]]
    (default 10000000 messages per run, all runs) */
 #define _GNU_SOURCE
+#ifndef TESTS_EXTERNAL_IMPLEMENTATION /* else linked from a C++ build */
 #define SHARED_RING_IMPLEMENTATION
+#endif
 #include "../shared_ring.h"
 #include "harness.h"
 #include "message_check.h"
@@ -13,9 +15,14 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
+#ifdef _WIN32 /* threads only: no fork */
+#define HAVE_PROCESSES 0
+#else
+#define HAVE_PROCESSES 1
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#endif
 
 #define CAPACITY 4096u
 #define MAX_LEN 1000u
@@ -117,13 +124,28 @@ static void consume_all(run *r) {
     r->end_result = n;
 }
 
+/* A region both sides see: shared anonymous memory (inherited by fork). */
 static void *alloc_region(size_t *size) {
     void *mem;
     *size = shared_ring_region_size(CAPACITY);
+#if HAVE_PROCESSES
     mem = mmap(NULL, *size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (mem == MAP_FAILED) return NULL;
+#else
+    mem = malloc(*size);
+    if (mem == NULL) return NULL;
+#endif
     if (shared_ring_format(mem, *size, CAPACITY, MAX_LEN) != SHARED_RING_OK) return NULL;
     return mem;
+}
+
+static void free_region(void *mem, size_t size) {
+#if HAVE_PROCESSES
+    munmap(mem, size);
+#else
+    (void)size;
+    free(mem);
+#endif
 }
 
 static void check_run(const run *r) {
@@ -147,9 +169,10 @@ static void between_threads(mode how) {
     consume_all(&r);
     pthread_join(t, NULL);
     check_run(&r);
-    munmap(r.region, r.size);
+    free_region(r.region, r.size);
 }
 
+#if HAVE_PROCESSES
 static void between_processes(mode how) {
     run r;
     pid_t child;
@@ -165,19 +188,22 @@ static void between_processes(mode how) {
     CHECK(waitpid(child, &status, 0) == child);
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     check_run(&r);
-    munmap(r.region, r.size);
+    free_region(r.region, r.size);
 }
+#endif
 
 TEST(threads_blocking_writes_and_blocking_batch_reads_lose_nothing) {
     between_threads(MODE_BLOCKING);
 }
 TEST(threads_try_writes_and_polled_batch_reads_lose_nothing) { between_threads(MODE_TRY); }
 TEST(threads_corked_claims_and_pull_reads_lose_nothing) { between_threads(MODE_CORKED); }
+#if HAVE_PROCESSES
 TEST(processes_blocking_writes_and_blocking_batch_reads_lose_nothing) {
     between_processes(MODE_BLOCKING);
 }
 TEST(processes_try_writes_and_polled_batch_reads_lose_nothing) { between_processes(MODE_TRY); }
 TEST(processes_corked_claims_and_pull_reads_lose_nothing) { between_processes(MODE_CORKED); }
+#endif
 
 int main(int argc, char **argv) {
     const char *which = argc > 2 ? argv[2] : "all";
@@ -188,10 +214,12 @@ int main(int argc, char **argv) {
         RUN(threads_try_writes_and_polled_batch_reads_lose_nothing);
         RUN(threads_corked_claims_and_pull_reads_lose_nothing);
     }
-    if (processes) {
+    if (processes && HAVE_PROCESSES) {
+#if HAVE_PROCESSES
         RUN(processes_blocking_writes_and_blocking_batch_reads_lose_nothing);
         RUN(processes_try_writes_and_polled_batch_reads_lose_nothing);
         RUN(processes_corked_claims_and_pull_reads_lose_nothing);
+#endif
     }
     return harness_summary("stress");
 }

@@ -1,0 +1,169 @@
+#!/bin/sh
+# make matrix: build and run the test suite on every standard, compiler,
+# architecture and C library this machine has tools for. Each row prints
+# PASS, FAIL or SKIP (with the reason). Exits non-zero if any row failed,
+# or, with MATRIX_REQUIRE_ALL=1 (CI), if any row other than macOS skipped.
+#
+# Rows: C11/C17/C2x x gcc/clang and C++11/17/20 x g++/clang++ (strict
+# warnings on the header and implementation, then unit + stress + crash);
+# i386, aarch64, armhf, riscv64 (static, under qemu-user where foreign);
+# Windows x86_64 (mingw-w64, under wine; WaitOnAddress and the Sleep
+# fallback); musl; 32-bit <-> 64-bit processes sharing one mapping; a
+# target without lock-free 64-bit atomics must fail to compile.
+set -u
+cd "$(dirname "$0")/.."
+
+OUT=tests/bin/matrix
+mkdir -p "$OUT"
+STRICT="-Wall -Wextra -Wpedantic -Wconversion -Wshadow -Werror"
+WARN="-Wall -Wextra -Wpedantic -Werror"
+STRESS=${MATRIX_STRESS_MESSAGES:-200000}
+CRASH=${MATRIX_CRASH_ROUNDS:-10}
+REQUIRE_ALL=${MATRIX_REQUIRE_ALL:-0}
+passed=0 failed=0 skipped=0 unexpected_skips=0
+
+have() { command -v "$1" >/dev/null 2>&1; }
+
+pass() { printf '%-44s PASS  %s\n' "$1" "$2"; passed=$((passed + 1)); }
+skip() {
+    printf '%-44s SKIP  %s\n' "$1" "$2"
+    skipped=$((skipped + 1))
+    case "$1" in macos*) ;; *) unexpected_skips=$((unexpected_skips + 1)) ;; esac
+}
+fail() {
+    printf '%-44s FAIL  %s\n' "$1" "$2"
+    sed 's/^/      /' "$OUT/log" | tail -25
+    failed=$((failed + 1))
+}
+
+# row NAME DETAIL COMMAND...: run COMMAND (a shell string) and record it.
+row() {
+    name=$1 detail=$2
+    shift 2
+    if sh -c "$*" > "$OUT/log" 2>&1; then pass "$name" "$detail"; else fail "$name" "$detail"; fi
+}
+
+suite() { # RUNNER DIR: run unit, stress and crash built in DIR
+    echo "$1 $2/unit && $1 $2/stress $STRESS && $1 $2/crash $CRASH"
+}
+
+# ---- standards and compilers ------------------------------------------------------
+for cc in gcc clang; do
+    for std in c11 c17 c2x; do
+        name="$cc -std=$std"
+        if ! have "$cc"; then skip "$name" "$cc not installed"; continue; fi
+        d="$OUT/$cc-$std"
+        mkdir -p "$d"
+        row "$name" "strict header+impl; unit, stress $STRESS, crash $CRASH" "
+            $cc -std=$std $STRICT -Wstrict-prototypes -c -o $d/impl.o tests/compile/impl.c &&
+            $cc -std=$std $STRICT -Wstrict-prototypes -o $d/use tests/compile/use.c $d/impl.o && $d/use &&
+            for t in unit stress crash; do
+                $cc -std=$std -O2 $WARN -o $d/\$t tests/\$t.c -lpthread || exit 1
+            done && $(suite '' "$d")"
+    done
+done
+for cxx in g++ clang++; do
+    for std in c++11 c++17 c++20; do
+        name="$cxx -std=$std"
+        if ! have "$cxx"; then skip "$name" "$cxx not installed"; continue; fi
+        d="$OUT/$cxx-$std"
+        mkdir -p "$d"
+        row "$name" "strict header+impl as C++; C tests linked to it" "
+            $cxx -std=$std $STRICT -c -o $d/impl.o tests/compile/impl.cpp &&
+            $cxx -std=$std $STRICT -o $d/use tests/compile/use.cpp $d/impl.o && $d/use &&
+            for t in unit stress crash; do
+                gcc -std=c11 -O2 $WARN -DTESTS_EXTERNAL_IMPLEMENTATION -c -o $d/\$t.o tests/\$t.c &&
+                $cxx -o $d/\$t $d/\$t.o $d/impl.o -lpthread || exit 1
+            done && $(suite '' "$d")"
+    done
+done
+
+# ---- architectures (static binaries; qemu-user for foreign ones) -------------------
+for arch in i686:i686-linux-gnu: aarch64:aarch64-linux-gnu:qemu-aarch64 \
+            armhf:arm-linux-gnueabihf:qemu-arm riscv64:riscv64-linux-gnu:qemu-riscv64; do
+    label=${arch%%:*} rest=${arch#*:}
+    triple=${rest%%:*} runner=${rest#*:}
+    name="linux $label ($triple)"
+    if ! have "$triple-gcc"; then skip "$name" "$triple-gcc not installed"; continue; fi
+    if [ -n "$runner" ] && ! have "$runner"; then skip "$name" "$runner not installed"; continue; fi
+    d="$OUT/$label"
+    mkdir -p "$d"
+    row "$name" "${runner:-native}: unit, stress $STRESS, crash $CRASH" "
+        for t in unit stress crash; do
+            $triple-gcc -std=c11 -O2 -static $WARN -o $d/\$t tests/\$t.c -lpthread || exit 1
+        done && $(suite "$runner" "$d")"
+done
+
+# ---- Windows: mingw-w64 under wine -----------------------------------------------
+WINE=""
+for w in wine64 /usr/lib/wine/wine64 wine; do if have "$w"; then WINE=$w; break; fi; done
+for v in 0x0A00:WaitOnAddress 0x0601:Sleep; do
+    winnt=${v%%:*} method=${v#*:}
+    name="windows x86_64 ($method)"
+    if ! have x86_64-w64-mingw32-gcc; then skip "$name" "x86_64-w64-mingw32-gcc not installed"; continue; fi
+    if [ -z "$WINE" ]; then skip "$name" "wine not installed"; continue; fi
+    d="$OUT/win-$method"
+    mkdir -p "$d"
+    row "$name" "wine: unit (waits use $method), stress threads $STRESS" "
+        export WINEDEBUG=-all WINEPREFIX=\$PWD/$OUT/wineprefix &&
+        for t in unit stress; do
+            x86_64-w64-mingw32-gcc -std=c11 -O2 -static $WARN -D_WIN32_WINNT=$winnt \
+                -o $d/\$t.exe tests/\$t.c -lsynchronization -lpthread || exit 1
+        done &&
+        $WINE $d/unit.exe > $d/unit.out 2>&1; rc=\$?; cat $d/unit.out;
+        [ \$rc -eq 0 ] && grep -q 'waits use $method' $d/unit.out &&
+        $WINE $d/stress.exe $STRESS"
+done
+
+# ---- musl ----------------------------------------------------------------------
+name="linux x86_64 musl"
+if have musl-gcc; then
+    d="$OUT/musl"
+    mkdir -p "$d"
+    row "$name" "musl-gcc -static: unit, stress $STRESS, crash $CRASH" "
+        for t in unit stress crash; do
+            musl-gcc -std=c11 -O2 -static $WARN -o $d/\$t tests/\$t.c -lpthread || exit 1
+        done && $(suite '' "$d")"
+else
+    skip "$name" "musl-gcc not installed"
+fi
+
+# ---- 32-bit and 64-bit processes on one mapping ---------------------------------
+name="cross-ABI i686 <-> x86_64 processes"
+if have i686-linux-gnu-gcc; then
+    d="$OUT/cross"
+    mkdir -p "$d"
+    row "$name" "file-backed mapping, both directions, 200000 messages each" "
+        gcc -std=c11 -O2 $WARN -o $d/cross64 tests/cross_abi.c &&
+        i686-linux-gnu-gcc -std=c11 -O2 -static $WARN -o $d/cross32 tests/cross_abi.c &&
+        for pair in '32 64' '64 32'; do
+            set -- \$pair
+            $d/cross\$2 format $d/ring.bin || exit 1
+            $d/cross\$2 consume $d/ring.bin 200000 & c=\$!
+            $d/cross\$1 produce $d/ring.bin 200000 || { kill \$c; exit 1; }
+            wait \$c || exit 1
+        done"
+else
+    skip "$name" "i686-linux-gnu-gcc not installed"
+fi
+
+# ---- no lock-free 64-bit atomics: a clear compile-time error ----------------------
+name="i486 (no lock-free 64-bit atomics)"
+if have i686-linux-gnu-gcc; then
+    row "$name" "must fail to compile with a clear #error" "
+        ! i686-linux-gnu-gcc -std=c11 -march=i486 -c -o /dev/null tests/compile/impl.c 2> $OUT/i486.err &&
+        grep -q 'needs lock-free 64-bit atomics' $OUT/i486.err"
+else
+    skip "$name" "i686-linux-gnu-gcc not installed"
+fi
+
+# ---- macOS -------------------------------------------------------------------------
+skip "macos (ulock)" "no macOS toolchain or machine here; the code path is reviewed only"
+
+echo "matrix: $passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ] || exit 1
+if [ "$REQUIRE_ALL" = 1 ] && [ "$unexpected_skips" -ne 0 ]; then
+    echo "matrix: $unexpected_skips rows skipped, but MATRIX_REQUIRE_ALL=1"
+    exit 1
+fi
+exit 0
