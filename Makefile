@@ -5,7 +5,9 @@
 #   make stress  10^8 messages between threads (TSan), 10^7 between processes
 #   make matrix  every standard, compiler, architecture and libc we have tools for
 #   make bench   build and run the benchmark (the project's main job)
-# Honours CC, CXX, CFLAGS, CXXFLAGS, LDFLAGS.
+#   make install PREFIX=/usr/local [DESTDIR=...]   header, pkg-config, CMake package
+#   make uninstall, make clean
+# Honours CC, CXX, CFLAGS, CXXFLAGS, LDFLAGS, PREFIX, DESTDIR.
 
 CC       ?= cc
 CXX      ?= c++
@@ -35,9 +37,17 @@ B  = tests/bin
 EB = examples/bin
 HDR = shared_ring.h
 TEST_HDRS = $(HDR) tests/harness.h tests/message_check.h
-EXAMPLES = quickstart_threads quickstart_processes
+EXAMPLES = quickstart_threads quickstart_processes two_threads shm_producer shm_consumer \
+           memfd_ring game_loop logger
+PREFIX ?= /usr/local
+DESTDIR ?=
+INCLUDEDIR = $(PREFIX)/include
+PKGCONFIGDIR = $(PREFIX)/share/pkgconfig
+CMAKEDIR = $(PREFIX)/share/cmake/shared_ring
+VERSION = $(shell sed -n 's/^\#define SHARED_RING_VERSION "\(.*\)"/\1/p' shared_ring.h)
 
-.PHONY: all test check bench examples clean tsan asan compile-tests readme-check \
+.PHONY: all test check bench examples run-examples install uninstall clean tsan asan \
+        compile-tests readme-check ecosystem-tests \
         fuzz fuzz-replay asan-fuzz-replay crash-loop memcheck stress matrix
 
 all: $(B)/unit $(B)/stress $(B)/crash $(addprefix $(EB)/,$(EXAMPLES)) bench/bench
@@ -125,14 +135,43 @@ matrix:
 	sh tests/matrix.sh
 
 # ---- examples --------------------------------------------------------------
-$(EB)/%: examples/%.c $(HDR) | $(EB)
+$(EB)/%: examples/%.c $(HDR) $(wildcard examples/*.h) | $(EB)
 	$(CC) -std=c11 $(CFLAGS) $(WARN) -I. -o $@ $< $(LDFLAGS) $(LIBS)
 
 examples: $(addprefix $(EB)/,$(EXAMPLES))
 
+# Every example runs; the two shm programs run together, as two processes.
+RUN_ALONE = $(filter-out shm_producer shm_consumer,$(EXAMPLES))
 run-examples: examples
-	@for e in $(EXAMPLES); do ./$(EB)/$$e > /dev/null || { echo "example $$e failed"; exit 1; }; done
+	@for e in $(RUN_ALONE); do \
+	    ./$(EB)/$$e > $(EB)/$$e.log 2>&1 || { cat $(EB)/$$e.log; echo "example $$e failed"; exit 1; }; \
+	done
+	@name=/shared_ring_example_$$$$; \
+	./$(EB)/shm_consumer $$name > $(EB)/shm_consumer.log 2>&1 & c=$$!; \
+	./$(EB)/shm_producer $$name 20000 > $(EB)/shm_producer.log 2>&1 || { cat $(EB)/shm_producer.log; exit 1; }; \
+	wait $$c || { cat $(EB)/shm_consumer.log; echo "example shm_consumer failed"; exit 1; }
 	@echo "examples: $(words $(EXAMPLES)) passed, 0 failed"
+
+# ---- install ---------------------------------------------------------------------
+install: shared_ring.pc.in cmake/shared_ringConfig.cmake.in
+	install -d $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(CMAKEDIR)
+	install -m 644 shared_ring.h $(DESTDIR)$(INCLUDEDIR)/shared_ring.h
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' shared_ring.pc.in \
+	    > $(DESTDIR)$(PKGCONFIGDIR)/shared_ring.pc
+	sed -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' cmake/shared_ringConfig.cmake.in \
+	    > $(DESTDIR)$(CMAKEDIR)/shared_ringConfig.cmake
+	sed -e 's|@VERSION@|$(VERSION)|g' cmake/shared_ringConfigVersion.cmake.in \
+	    > $(DESTDIR)$(CMAKEDIR)/shared_ringConfigVersion.cmake
+
+uninstall:
+	rm -f $(DESTDIR)$(INCLUDEDIR)/shared_ring.h $(DESTDIR)$(PKGCONFIGDIR)/shared_ring.pc
+	rm -f $(DESTDIR)$(CMAKEDIR)/shared_ringConfig.cmake $(DESTDIR)$(CMAKEDIR)/shared_ringConfigVersion.cmake
+	-rmdir $(DESTDIR)$(CMAKEDIR) 2>/dev/null
+
+# Drop-in, install, pkg-config and CMake (add_subdirectory, FetchContent,
+# find_package), each from an empty directory.
+ecosystem-tests:
+	sh tests/ecosystem.sh
 
 # ---- the suites -------------------------------------------------------------
 test: $(B)/unit $(B)/stress $(B)/fenced-stress $(B)/crash
@@ -144,6 +183,7 @@ test: $(B)/unit $(B)/stress $(B)/fenced-stress $(B)/crash
 	$(MAKE) --no-print-directory fuzz-replay
 	$(MAKE) --no-print-directory run-examples
 	$(MAKE) --no-print-directory readme-check
+	$(MAKE) --no-print-directory ecosystem-tests
 
 tsan: $(B)/tsan-unit $(B)/tsan-stress $(B)/tsan-crash
 	./$(B)/tsan-unit

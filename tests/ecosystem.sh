@@ -1,0 +1,120 @@
+#!/bin/sh
+# Each way a user takes shared_ring.h into a project, tried from an empty
+# directory: vendoring the one header; `make install` then pkg-config;
+# CMake with add_subdirectory, with FetchContent, and with find_package after
+# `make install` and after `cmake --install`. Prints "N passed, N failed".
+set -u
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+CC=${CC:-cc}
+passed=0 failed=0
+
+check() { # NAME FUNCTION: run FUNCTION in a fresh directory, in a subshell
+    dir="$WORK/$(echo "$1" | tr -c 'a-zA-Z0-9\n' _)"
+    mkdir -p "$dir"
+    # Not inside the `if`: there `set -e` would be ignored, even in a subshell.
+    (cd "$dir" || exit 1; set -e; "$2") > "$dir.log" 2>&1
+    if [ $? -eq 0 ]; then
+        echo "  $1: ok"
+        passed=$((passed + 1))
+    else
+        echo "  $1: FAILED"
+        tail -20 "$dir.log" | sed 's/^/    /'
+        failed=$((failed + 1))
+    fi
+}
+
+# The consumer program every path builds: one file, implementation included.
+cat > "$WORK/app.c" <<'EOF'
+#define SHARED_RING_IMPLEMENTATION
+#include <shared_ring.h>
+#include <stdlib.h>
+#include <string.h>
+static int expect_hi(void *user, const void *data, size_t len) {
+    *(int *)user = len == 2 && memcmp(data, "hi", 2) == 0;
+    return 0;
+}
+int main(void) {
+    size_t size = shared_ring_region_size(256);
+    void *mem = aligned_alloc(128, size);
+    shared_ring_producer p;
+    shared_ring_consumer c;
+    int ok = 0;
+    if (shared_ring_format(mem, size, 256, 0) || shared_ring_attach_producer(&p, mem, size, NULL) ||
+        shared_ring_attach_consumer(&c, mem, size, NULL) || shared_ring_write_str(&p, "hi", 0))
+        return 1;
+    return shared_ring_read_some(&c, expect_hi, &ok) == 1 && ok ? 0 : 1;
+}
+EOF
+cat > "$WORK/CMakeLists.app" <<'EOF'
+cmake_minimum_required(VERSION 3.14)
+project(app C)
+set(CMAKE_C_STANDARD 11)
+MODE_LINES
+add_executable(app app.c)
+target_link_libraries(app PRIVATE shared_ring::shared_ring)
+EOF
+
+cmake_app() { # "CMAKE LINES" [CMAKE ARGS...]: configure, build and run the app
+    printf '%b\n' "$1" > lines.cmake
+    sed -e '/MODE_LINES/r lines.cmake' -e '/MODE_LINES/d' "$WORK/CMakeLists.app" > CMakeLists.txt
+    shift
+    cp "$WORK/app.c" .
+    cmake -S . -B build "$@"
+    cmake --build build
+    ./build/app
+}
+
+version() { sed -n 's/^#define SHARED_RING_VERSION "\(.*\)"/\1/p' "$REPO/shared_ring.h"; }
+
+drop_in() {
+    cp "$REPO/shared_ring.h" "$WORK/app.c" .
+    [ "$(ls | wc -l)" -eq 2 ]
+    $CC -std=c11 -I. -o app app.c
+    ./app
+}
+
+install_pkg_config() {
+    make -s -C "$REPO" install PREFIX="$PWD/prefix" > /dev/null
+    export PKG_CONFIG_PATH="$PWD/prefix/share/pkgconfig"
+    [ "$(pkg-config --modversion shared_ring)" = "$(version)" ]
+    cp "$WORK/app.c" .
+    $CC -std=c11 $(pkg-config --cflags shared_ring) -o app app.c
+    ./app
+    make -s -C "$REPO" uninstall PREFIX="$PWD/prefix" > /dev/null
+    [ ! -e prefix/include/shared_ring.h ]
+}
+
+cmake_add_subdirectory() {
+    cmake_app "add_subdirectory($REPO shared_ring_build)"
+}
+
+cmake_fetch_content() {
+    # From an archive of the working tree: what a release tarball holds.
+    tar -C "$REPO" -czf shared_ring.tar.gz shared_ring.h CMakeLists.txt shared_ring.pc.in cmake LICENSE \
+        tests examples bench
+    cmake_app "include(FetchContent)\nFetchContent_Declare(shared_ring URL file://$PWD/shared_ring.tar.gz)\nFetchContent_MakeAvailable(shared_ring)"
+}
+
+cmake_find_package_make_install() {
+    make -s -C "$REPO" install PREFIX="$PWD/prefix" > /dev/null
+    cmake_app "find_package(shared_ring $(version) CONFIG REQUIRED)" -DCMAKE_PREFIX_PATH="$PWD/prefix"
+}
+
+cmake_find_package_cmake_install() {
+    cmake -S "$REPO" -B lib -DSHARED_RING_BUILD_TESTS=OFF -DSHARED_RING_BUILD_EXAMPLES=OFF \
+        -DSHARED_RING_BUILD_BENCH=OFF -DSHARED_RING_INSTALL=ON > /dev/null
+    cmake --install lib --prefix "$PWD/prefix" > /dev/null
+    cmake_app "find_package(shared_ring CONFIG REQUIRED)" -DCMAKE_PREFIX_PATH="$PWD/prefix"
+}
+
+check "drop-in: only shared_ring.h, copied" drop_in
+check "make install, then pkg-config" install_pkg_config
+check "CMake add_subdirectory" cmake_add_subdirectory
+check "CMake FetchContent" cmake_fetch_content
+check "CMake find_package after make install" cmake_find_package_make_install
+check "CMake find_package after cmake --install" cmake_find_package_cmake_install
+
+echo "ecosystem: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
