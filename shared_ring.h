@@ -220,15 +220,15 @@
 #include <stdint.h>
 
 #ifndef SHARED_RING_API
-#  ifdef SHARED_RING_STATIC
-#    if defined(__GNUC__) || defined(__clang__)
-#      define SHARED_RING_API static __attribute__((unused))
-#    else
-#      define SHARED_RING_API static
-#    endif
-#  else
-#    define SHARED_RING_API extern
-#  endif
+#ifdef SHARED_RING_STATIC
+#if defined(__GNUC__) || defined(__clang__)
+#define SHARED_RING_API static __attribute__((unused))
+#else
+#define SHARED_RING_API static
+#endif
+#else
+#define SHARED_RING_API extern
+#endif
 #endif
 
 #ifdef __cplusplus
@@ -244,26 +244,25 @@ extern "C" {
    ordinary outcomes; the rest are errors. */
 typedef enum shared_ring_result {
     SHARED_RING_OK = 0,
-    SHARED_RING_FULL = -1,          /* no room now (non-blocking producer) */
-    SHARED_RING_EMPTY = -2,         /* no message now (non-blocking consumer) */
-    SHARED_RING_TIMEOUT = -3,       /* the timeout passed first */
-    SHARED_RING_CLOSED = -4,        /* producer closed and all was read */
-    SHARED_RING_ERR_ARG = -5,       /* NULL pointer or argument out of range */
-    SHARED_RING_ERR_TOO_BIG = -6,   /* message longer than max_message/claim */
-    SHARED_RING_ERR_SIZE = -7,      /* region too small or bad capacity */
-    SHARED_RING_ERR_ALIGN = -8,     /* region not 8-byte aligned */
-    SHARED_RING_ERR_MAGIC = -9,     /* region not formatted (bad magic) */
-    SHARED_RING_ERR_VERSION = -10,  /* formatted by another layout version */
-    SHARED_RING_ERR_CORRUPT = -11,  /* region content is inconsistent */
-    SHARED_RING_ERR_STATE = -12,    /* call not valid now (e.g. no claim) */
-    SHARED_RING_ERR_HANDLE = -13    /* handle not attached, or wrong side */
+    SHARED_RING_FULL = -1,         /* no room now (non-blocking producer) */
+    SHARED_RING_EMPTY = -2,        /* no message now (non-blocking consumer) */
+    SHARED_RING_TIMEOUT = -3,      /* the timeout passed first */
+    SHARED_RING_CLOSED = -4,       /* producer closed and all was read */
+    SHARED_RING_ERR_ARG = -5,      /* NULL pointer or argument out of range */
+    SHARED_RING_ERR_TOO_BIG = -6,  /* message longer than max_message/claim */
+    SHARED_RING_ERR_SIZE = -7,     /* region too small or bad capacity */
+    SHARED_RING_ERR_ALIGN = -8,    /* region not 8-byte aligned */
+    SHARED_RING_ERR_MAGIC = -9,    /* region not formatted (bad magic) */
+    SHARED_RING_ERR_VERSION = -10, /* formatted by another layout version */
+    SHARED_RING_ERR_CORRUPT = -11, /* region content is inconsistent */
+    SHARED_RING_ERR_STATE = -12,   /* call not valid now (e.g. no claim) */
+    SHARED_RING_ERR_HANDLE = -13   /* handle not attached, or wrong side */
 } shared_ring_result;
 
 /* Run-time wait hooks (optional). wait: sleep while the 32-bit word at
    `addr` equals `expected`, at most timeout_ns (SHARED_RING_FOREVER: no
    limit); spurious returns are fine. wake: wake every sleeper on `addr`. */
-typedef void (*shared_ring_wait_fn)(void *user, void *addr, uint32_t expected,
-                                    uint64_t timeout_ns);
+typedef void (*shared_ring_wait_fn)(void *user, void *addr, uint32_t expected, uint64_t timeout_ns);
 typedef void (*shared_ring_wake_fn)(void *user, void *addr);
 
 /* Attach-time tuning. Start from SHARED_RING_OPTIONS_INIT; passing NULL to an
@@ -275,23 +274,24 @@ typedef struct shared_ring_options {
                                  the message fits, i.e. no hysteresis) */
     shared_ring_wait_fn wait; /* both NULL: built-in OS waits */
     shared_ring_wake_fn wake;
-    void *hook_user;          /* passed to wait and wake */
+    void *hook_user; /* passed to wait and wake */
 } shared_ring_options;
 
 #ifndef SHARED_RING_DEFAULT_SPIN
 #define SHARED_RING_DEFAULT_SPIN 512u
 #endif
-#define SHARED_RING_OPTIONS_INIT { SHARED_RING_DEFAULT_SPIN, 50u, NULL, NULL, NULL }
+#define SHARED_RING_OPTIONS_INIT \
+    { SHARED_RING_DEFAULT_SPIN, 50u, NULL, NULL, NULL }
 
 /* Per-side counters, kept in the handle (no shared writes). */
 typedef struct shared_ring_stats {
-    uint64_t messages;  /* messages written / delivered */
-    uint64_t bytes;     /* payload bytes written / delivered */
-    uint64_t waits;     /* calls that found no room / no data and waited */
-    uint64_t sleeps;    /* times the side slept in the OS (or wait hook) */
-    uint64_t wakes;     /* wake-up calls made for the other side */
-    uint64_t wait_ns;   /* total time spent waiting */
-    uint64_t largest;   /* largest payload seen, bytes */
+    uint64_t messages; /* messages written / delivered */
+    uint64_t bytes;    /* payload bytes written / delivered */
+    uint64_t waits;    /* calls that found no room / no data and waited */
+    uint64_t sleeps;   /* times the side slept in the OS (or wait hook) */
+    uint64_t wakes;    /* wake-up calls made for the other side */
+    uint64_t wait_ns;  /* total time spent waiting */
+    uint64_t largest;  /* largest payload seen, bytes */
 } shared_ring_stats;
 
 /* What both handles have in common. Fields are private: read them through
@@ -302,10 +302,10 @@ typedef struct shared_ring_side {
     uint64_t capacity;
     uint64_t mask;
     uint32_t max_message;
-    uint32_t magic;          /* which side this handle is, once attached */
+    uint32_t magic; /* which side this handle is, once attached */
     uint32_t spin_count;
-    uint32_t broken;         /* 1 once corruption was seen: sticky */
-    uint32_t fenceless;      /* 1: peers sleep behind membarrier, we don't fence */
+    uint32_t broken;    /* 1 once corruption was seen: sticky */
+    uint32_t fenceless; /* 1: peers sleep behind membarrier, we don't fence */
     shared_ring_wait_fn wait;
     shared_ring_wake_fn wake;
     void *hook_user;
@@ -315,25 +315,25 @@ typedef struct shared_ring_side {
 /* Producer handle: a plain struct you own. Private fields. */
 typedef struct shared_ring_producer {
     shared_ring_side s;
-    uint64_t write_pos;      /* local end of written records */
-    uint64_t published;      /* last write_pos stored to the region */
-    uint64_t read_cache;     /* last read_pos seen */
-    uint64_t resume_free;    /* hysteresis threshold in bytes */
-    uint64_t claim_len;      /* bytes of the open claim */
+    uint64_t write_pos;   /* local end of written records */
+    uint64_t published;   /* last write_pos stored to the region */
+    uint64_t read_cache;  /* last read_pos seen */
+    uint64_t resume_free; /* hysteresis threshold in bytes */
+    uint64_t claim_len;   /* bytes of the open claim */
     uint32_t claim_open;
     uint32_t cork_depth;
-    uint32_t full_latched;   /* FULL was reported; wait for resume_free */
+    uint32_t full_latched; /* FULL was reported; wait for resume_free */
     uint32_t closed;
 } shared_ring_producer;
 
 /* Consumer handle: a plain struct you own. Private fields. */
 typedef struct shared_ring_consumer {
     shared_ring_side s;
-    uint64_t read_pos;       /* last read_pos stored to the region */
-    uint64_t peek_pos;       /* next record to hand out */
-    uint64_t write_cache;    /* last write_pos seen (validated) */
-    uint32_t peeked;         /* messages handed out by peek, not released */
-    uint32_t reserved[7];    /* same size as a producer handle, so a handle
+    uint64_t read_pos;    /* last read_pos stored to the region */
+    uint64_t peek_pos;    /* next record to hand out */
+    uint64_t write_cache; /* last write_pos seen (validated) */
+    uint32_t peeked;      /* messages handed out by peek, not released */
+    uint32_t reserved[7]; /* same size as a producer handle, so a handle
                                 of the wrong side is caught by its magic
                                 without reading past it */
 } shared_ring_consumer;
@@ -370,8 +370,8 @@ SHARED_RING_API size_t shared_ring_capacity_for(size_t max_message);
    max_message above the limit), ERR_ALIGN (region not 8-byte aligned),
    ERR_SIZE (capacity not a power of two in range, or region_size smaller than
    shared_ring_region_size(capacity)). */
-SHARED_RING_API int shared_ring_format(void *region, size_t region_size,
-                                       size_t capacity, size_t max_message);
+SHARED_RING_API int shared_ring_format(void *region, size_t region_size, size_t capacity,
+                                       size_t max_message);
 
 /* The defaults used when options are NULL. Never blocks, never fails. */
 SHARED_RING_API shared_ring_options shared_ring_default_options(void);
@@ -382,15 +382,13 @@ SHARED_RING_API shared_ring_options shared_ring_default_options(void);
    handle or region, bad options), ERR_ALIGN, ERR_SIZE (region smaller than
    its header says), ERR_MAGIC, ERR_VERSION, ERR_CORRUPT (inconsistent header
    or positions). */
-SHARED_RING_API int shared_ring_attach_producer(shared_ring_producer *p,
-                                                void *region, size_t region_size,
-                                                const shared_ring_options *opt);
+SHARED_RING_API int shared_ring_attach_producer(shared_ring_producer *p, void *region,
+                                                size_t region_size, const shared_ring_options *opt);
 
 /* Attach a consumer handle to a formatted region. Consumer side. Never
    blocks. Returns what shared_ring_attach_producer returns. */
-SHARED_RING_API int shared_ring_attach_consumer(shared_ring_consumer *c,
-                                                void *region, size_t region_size,
-                                                const shared_ring_options *opt);
+SHARED_RING_API int shared_ring_attach_consumer(shared_ring_consumer *c, void *region,
+                                                size_t region_size, const shared_ring_options *opt);
 
 /* ---- producer ----------------------------------------------------------- */
 
@@ -414,8 +412,8 @@ SHARED_RING_API int shared_ring_write_timed(shared_ring_producer *p, size_t max_
    Producer side. timeout_ns: 0 = never block, SHARED_RING_FOREVER = block
    until there is room. Returns as shared_ring_write_timed, with FULL when
    timeout_ns is 0 and TIMEOUT otherwise, and ERR_ARG for NULL data. */
-SHARED_RING_API int shared_ring_write_bytes(shared_ring_producer *p, const void *data,
-                                            size_t len, uint64_t timeout_ns);
+SHARED_RING_API int shared_ring_write_bytes(shared_ring_producer *p, const void *data, size_t len,
+                                            uint64_t timeout_ns);
 
 /* Write the bytes of a NUL-terminated string (without the NUL) straight into
    the ring. Producer side. Same timeout and results as write_bytes;
@@ -428,8 +426,8 @@ SHARED_RING_API int shared_ring_write_str(shared_ring_producer *p, const char *s
    them or shared_ring_abort() drops them. One claim at a time. Producer side.
    Same timeout and results as write_bytes, plus ERR_STATE if a claim is
    already open and ERR_ARG if out is NULL. *out is NULL on failure. */
-SHARED_RING_API int shared_ring_claim(shared_ring_producer *p, size_t len,
-                                      uint64_t timeout_ns, void **out);
+SHARED_RING_API int shared_ring_claim(shared_ring_producer *p, size_t len, uint64_t timeout_ns,
+                                      void **out);
 
 /* Finish the open claim as a message of `len` bytes (len <= claimed).
    Producer side. Never blocks. Returns OK, ERR_STATE (no claim open),
@@ -465,14 +463,14 @@ SHARED_RING_API int shared_ring_close(shared_ring_producer *p);
    side. Never blocks. Returns the number of messages delivered (>= 0; 0 when
    empty), CLOSED (empty and the producer closed), ERR_CORRUPT, ERR_HANDLE,
    ERR_ARG (fn NULL). */
-SHARED_RING_API int shared_ring_read_some(shared_ring_consumer *c,
-                                          shared_ring_read_fn fn, void *user);
+SHARED_RING_API int shared_ring_read_some(shared_ring_consumer *c, shared_ring_read_fn fn,
+                                          void *user);
 
 /* Wait (up to timeout_ns) for data, then read_some. Consumer side. Blocks.
    Returns the count (>= 0; 0 only when padding alone was published), TIMEOUT (0 if timeout_ns is 0 and empty), CLOSED,
    ERR_CORRUPT, ERR_HANDLE, ERR_ARG. */
-SHARED_RING_API int shared_ring_read(shared_ring_consumer *c, shared_ring_read_fn fn,
-                                     void *user, uint64_t timeout_ns);
+SHARED_RING_API int shared_ring_read(shared_ring_consumer *c, shared_ring_read_fn fn, void *user,
+                                     uint64_t timeout_ns);
 
 /* Wait until a message is available. Consumer side. Blocks at most
    timeout_ns (0: just check). Returns OK (data ready), TIMEOUT, CLOSED,
@@ -659,33 +657,33 @@ static uint64_t srng_max_message_for(uint64_t cap) {
 
 /* ---- clock and CPU/OS waiting -------------------------------------------- */
 #if defined(_WIN32)
-#  ifndef WIN32_LEAN_AND_MEAN
-#    define WIN32_LEAN_AND_MEAN
-#  endif
-#  include <windows.h>
-   /* WaitOnAddress exists from Windows 8 (_WIN32_WINNT 0x0602) on. */
-#  if defined(_WIN32_WINNT) && _WIN32_WINNT >= 0x0602 && !defined(SHARED_RING_NO_OS_WAIT)
-#    define SRNG_HAVE_WAIT_ON_ADDRESS 1
-#    if defined(_MSC_VER)
-#      pragma comment(lib, "synchronization.lib")
-#    endif
-#  endif
+#ifndef WIN32_LEAN_AND_MEAN
+#define WIN32_LEAN_AND_MEAN
+#endif
+#include <windows.h>
+/* WaitOnAddress exists from Windows 8 (_WIN32_WINNT 0x0602) on. */
+#if defined(_WIN32_WINNT) && _WIN32_WINNT >= 0x0602 && !defined(SHARED_RING_NO_OS_WAIT)
+#define SRNG_HAVE_WAIT_ON_ADDRESS 1
+#if defined(_MSC_VER)
+#pragma comment(lib, "synchronization.lib")
+#endif
+#endif
 #else
-#  include <time.h>
-#  if defined(__linux__) && !defined(SHARED_RING_NO_OS_WAIT)
-#    include <unistd.h>
-#    include <sys/syscall.h>
-     /* Strict -std=c11 hides syscall(); its signature is fixed by the ABI. */
-#    if !defined(__cplusplus) && !defined(_GNU_SOURCE) && !defined(_DEFAULT_SOURCE) && \
-         !defined(_BSD_SOURCE)
+#include <time.h>
+#if defined(__linux__) && !defined(SHARED_RING_NO_OS_WAIT)
+#include <unistd.h>
+#include <sys/syscall.h>
+/* Strict -std=c11 hides syscall(); its signature is fixed by the ABI. */
+#if !defined(__cplusplus) && !defined(_GNU_SOURCE) && !defined(_DEFAULT_SOURCE) && \
+    !defined(_BSD_SOURCE)
 extern long syscall(long number, ...);
-#    endif
-#  endif
+#endif
+#endif
 #endif
 /* A monotonic clock needs POSIX; strict ISO C builds fall back to timespec_get. */
-#if !defined(_WIN32) && ((defined(_POSIX_C_SOURCE) && _POSIX_C_SOURCE >= 199309L) || \
-                         defined(__APPLE__))
-#  define SRNG_HAVE_CLOCK_GETTIME 1
+#if !defined(_WIN32) && \
+    ((defined(_POSIX_C_SOURCE) && _POSIX_C_SOURCE >= 199309L) || defined(__APPLE__))
+#define SRNG_HAVE_CLOCK_GETTIME 1
 #endif
 
 #ifndef SHARED_RING_NOW_NS
@@ -731,7 +729,9 @@ extern int __ulock_wake(uint32_t operation, void *addr, uint64_t wake_value);
 /* Sleep while *word == expected, at most timeout_ns (FOREVER: unbounded). */
 static void srng_os_wait(srng_au32 *word, uint32_t expected, uint64_t timeout_ns) {
 #if defined(SHARED_RING_NO_OS_WAIT)
-    (void)word; (void)expected; (void)timeout_ns;
+    (void)word;
+    (void)expected;
+    (void)timeout_ns;
     srng_cpu_relax();
 #elif defined(__linux__)
     struct timespec ts, *tsp = NULL;
@@ -747,12 +747,13 @@ static void srng_os_wait(srng_au32 *word, uint32_t expected, uint64_t timeout_ns
     /* WaitOnAddress only sees wakes from the same process; bound each sleep
        so a peer in another process is noticed within a millisecond. */
     DWORD ms = timeout_ns >= 1000000u ? 1u : 0u;
-#  if defined(SRNG_HAVE_WAIT_ON_ADDRESS)
+#if defined(SRNG_HAVE_WAIT_ON_ADDRESS)
     WaitOnAddress((volatile VOID *)word, &expected, sizeof expected, ms);
-#  else
-    (void)word; (void)expected;
+#else
+    (void)word;
+    (void)expected;
     Sleep(ms);
-#  endif
+#endif
 #elif defined(__APPLE__)
     uint64_t us = timeout_ns / 1000u;
     if (us == 0) us = 1;
@@ -761,12 +762,15 @@ static void srng_os_wait(srng_au32 *word, uint32_t expected, uint64_t timeout_ns
 #elif defined(SRNG_HAVE_CLOCK_GETTIME)
     /* Portable POSIX fallback: a short nap; the caller re-checks. */
     struct timespec ts;
-    (void)word; (void)expected;
+    (void)word;
+    (void)expected;
     ts.tv_sec = 0;
     ts.tv_nsec = (long)(timeout_ns < 200000u ? timeout_ns : 200000u);
     nanosleep(&ts, NULL);
 #else
-    (void)word; (void)expected; (void)timeout_ns;
+    (void)word;
+    (void)expected;
+    (void)timeout_ns;
     srng_cpu_relax();
 #endif
 }
@@ -777,11 +781,11 @@ static void srng_os_wake(srng_au32 *word) {
 #elif defined(__linux__)
     syscall(SYS_futex, (void *)word, 1, INT_MAX, NULL, NULL, 0); /* FUTEX_WAKE */
 #elif defined(_WIN32)
-#  if defined(SRNG_HAVE_WAIT_ON_ADDRESS)
+#if defined(SRNG_HAVE_WAIT_ON_ADDRESS)
     WakeByAddressAll((PVOID)word);
-#  else
+#else
     (void)word;
-#  endif
+#endif
 #elif defined(__APPLE__)
     __ulock_wake(SRNG_UL_COMPARE_AND_WAIT_SHARED | SRNG_ULF_WAKE_ALL, (void *)word, 0);
 #else
@@ -791,14 +795,18 @@ static void srng_os_wake(srng_au32 *word) {
 
 static void srng_sleep(shared_ring_side *s, srng_au32 *word, uint64_t timeout_ns) {
     s->stats.sleeps++;
-    if (s->wait) s->wait(s->hook_user, (void *)word, 1u, timeout_ns);
-    else srng_os_wait(word, 1u, timeout_ns);
+    if (s->wait)
+        s->wait(s->hook_user, (void *)word, 1u, timeout_ns);
+    else
+        srng_os_wait(word, 1u, timeout_ns);
 }
 
 static void srng_wake(shared_ring_side *s, srng_au32 *word) {
     s->stats.wakes++;
-    if (s->wake) s->wake(s->hook_user, (void *)word);
-    else srng_os_wake(word);
+    if (s->wake)
+        s->wake(s->hook_user, (void *)word);
+    else
+        srng_os_wake(word);
 }
 
 /* ---- asymmetric barriers --------------------------------------------------
@@ -841,10 +849,11 @@ static int srng_asymmetric_barrier(void) {
 /* After publishing a position: if the peer announced that it sleeps, wake
    it. The barrier orders our position store before the load of its word. */
 static void srng_wake_if_sleeping(shared_ring_side *s, srng_au32 *word) {
-    if (s->fenceless) SRNG_COMPILER_BARRIER();
-    else SRNG_FENCE();
-    if (SRNG_LOAD(word, relaxed) != 0u && SRNG_XCHG(word, 0u, relaxed) != 0u)
-        srng_wake(s, word);
+    if (s->fenceless)
+        SRNG_COMPILER_BARRIER();
+    else
+        SRNG_FENCE();
+    if (SRNG_LOAD(word, relaxed) != 0u && SRNG_XCHG(word, 0u, relaxed) != 0u) srng_wake(s, word);
 }
 
 /* A wait condition: returns 1 when the caller may proceed, 0 to keep
@@ -871,8 +880,8 @@ static int srng_block(shared_ring_side *s, srng_au32 *word, srng_au32 *peer_fenc
     }
     start = SHARED_RING_NOW_NS();
     for (;;) {
-        uint64_t left = timeout_ns == SHARED_RING_FOREVER ? SHARED_RING_FOREVER
-                                                          : timeout_ns - elapsed;
+        uint64_t left =
+            timeout_ns == SHARED_RING_FOREVER ? SHARED_RING_FOREVER : timeout_ns - elapsed;
         /* release: a peer that sees the 1 also sees what we stored before
            it (the producer's wake position). */
         SRNG_STORE(word, 1u, release);
@@ -1161,8 +1170,7 @@ SRNG_INLINE int srng_begin(shared_ring_producer *p, size_t len, uint64_t timeout
     if (len > p->s.max_message) return SHARED_RING_ERR_TOO_BIG;
     rec = srng_record_size(len);
     off = p->write_pos & p->s.mask;
-    if (SRNG_LIKELY(!p->full_latched && rec <= p->s.capacity - off &&
-                    rec <= srng_free_bytes(p))) {
+    if (SRNG_LIKELY(!p->full_latched && rec <= p->s.capacity - off && rec <= srng_free_bytes(p))) {
         *dst = p->s.data + off + SRNG_REC_HEADER;
         return SHARED_RING_OK;
     }
@@ -1183,8 +1191,8 @@ SRNG_INLINE void srng_finish(shared_ring_producer *p, size_t len) {
     if (p->cork_depth == 0) srng_publish(p);
 }
 
-SHARED_RING_API int shared_ring_claim(shared_ring_producer *p, size_t len,
-                                      uint64_t timeout_ns, void **out) {
+SHARED_RING_API int shared_ring_claim(shared_ring_producer *p, size_t len, uint64_t timeout_ns,
+                                      void **out) {
     unsigned char *dst;
     int r;
     if (out != NULL) *out = NULL;
@@ -1251,8 +1259,8 @@ SRNG_INLINE int srng_write_copy(shared_ring_producer *p, const void *data, size_
     return SHARED_RING_OK;
 }
 
-SHARED_RING_API int shared_ring_write_bytes(shared_ring_producer *p, const void *data,
-                                            size_t len, uint64_t timeout_ns) {
+SHARED_RING_API int shared_ring_write_bytes(shared_ring_producer *p, const void *data, size_t len,
+                                            uint64_t timeout_ns) {
     int r = srng_write_gate(p);
     if (r != SHARED_RING_OK) return r;
     if (data == NULL && len != 0) return SHARED_RING_ERR_ARG;
@@ -1398,8 +1406,10 @@ static void srng_release_to(shared_ring_consumer *c, uint64_t pos) {
     c->read_pos = pos;
     SRNG_STORE(srng_u64_at(c->s.region, SRNG_OFF_READ_POS), pos, release);
     word = srng_u32_at(c->s.region, SRNG_OFF_PRODUCER_SLEEPING);
-    if (c->s.fenceless) SRNG_COMPILER_BARRIER();
-    else SRNG_FENCE();
+    if (c->s.fenceless)
+        SRNG_COMPILER_BARRIER();
+    else
+        SRNG_FENCE();
     /* Wake the producer only once it has the room it asked for (hysteresis). */
     if (SRNG_LOAD(word, acquire) != 0u &&
         pos >= SRNG_LOAD(srng_u64_at(c->s.region, SRNG_OFF_PRODUCER_WAKE_POS), relaxed) &&
@@ -1446,8 +1456,8 @@ SHARED_RING_API int shared_ring_wait(shared_ring_consumer *c, uint64_t timeout_n
     return r == 1 ? SHARED_RING_OK : r;
 }
 
-SHARED_RING_API int shared_ring_read(shared_ring_consumer *c, shared_ring_read_fn fn,
-                                     void *user, uint64_t timeout_ns) {
+SHARED_RING_API int shared_ring_read(shared_ring_consumer *c, shared_ring_read_fn fn, void *user,
+                                     uint64_t timeout_ns) {
     int r;
     if (fn == NULL) {
         r = srng_consumer_ok(c);

@@ -42,7 +42,7 @@ typedef struct config {
     int quick;
     long latency_iters;
     const char *svg;
-    const char *only;        /* comma-separated variant names, or NULL */
+    const char *only; /* comma-separated variant names, or NULL */
 } config;
 
 typedef struct sample {
@@ -140,8 +140,8 @@ static void sources_free(sources *src) {
 typedef struct pair {
     const config *cfg;
     size_t size;
-    double deadline;       /* producer stops writing at this time */
-    atomic_int ready;      /* start barrier */
+    double deadline;  /* producer stops writing at this time */
+    atomic_int ready; /* start barrier */
     /* shared ring */
     void *region;
     size_t region_size;
@@ -180,7 +180,7 @@ typedef struct checker {
     unsigned char *dst;
     size_t size;
     uint64_t seq, bad;
-    int source;              /* seq % NSOURCES, kept without dividing */
+    int source; /* seq % NSOURCES, kept without dividing */
 } checker;
 
 static void check_copy(checker *k, const void *data, size_t len) {
@@ -207,7 +207,7 @@ static void *shared_producer(void *arg) {
     shared_pair *sp = (shared_pair *)arg;
     pair *w = &sp->base;
     shared_ring_producer p;
-    shared_ring_stats st = {0};
+    shared_ring_stats st = { 0 };
     sources src;
     uint64_t seq = 0;
     int source = 0;
@@ -244,13 +244,14 @@ static int shared_check(void *user, const void *data, size_t len) {
 static void *shared_consumer(void *arg) {
     pair *w = (pair *)arg;
     shared_ring_consumer c;
-    shared_ring_stats st = {0};
+    shared_ring_stats st = { 0 };
     checker k = { malloc(w->size), w->size, 0, 0, 0 };
     pin_to_cpu(1);
     shared_ring_attach_consumer(&c, w->region, w->region_size, NULL);
     start_barrier(w);
     w->t_start = now_s();
-    while (shared_ring_read(&c, shared_check, &k, SHARED_RING_FOREVER) >= 0) {}
+    while (shared_ring_read(&c, shared_check, &k, SHARED_RING_FOREVER) >= 0) {
+    }
     w->t_end = now_s();
     shared_ring_consumer_stats(&c, &st);
     w->out.messages = k.seq;
@@ -277,9 +278,15 @@ static sample run_shared(const config *cfg, size_t size, write_kind kind) {
     return sp.base.out;
 }
 
-static sample run_shared_buffer(const config *c, size_t s) { return run_shared(c, s, WRITE_BUFFER); }
-static sample run_shared_string(const config *c, size_t s) { return run_shared(c, s, WRITE_STRING); }
-static sample run_shared_corked(const config *c, size_t s) { return run_shared(c, s, WRITE_CORKED); }
+static sample run_shared_buffer(const config *c, size_t s) {
+    return run_shared(c, s, WRITE_BUFFER);
+}
+static sample run_shared_string(const config *c, size_t s) {
+    return run_shared(c, s, WRITE_STRING);
+}
+static sample run_shared_corked(const config *c, size_t s) {
+    return run_shared(c, s, WRITE_CORKED);
+}
 
 /* ---- pipe variants ------------------------------------------------------------------ */
 
@@ -407,12 +414,13 @@ static void *limit_producer(void *arg) {
     sources_make(&src, w->size);
     start_barrier(w);
     for (;; seq++) {
-        size_t off = (size_t)(pos & (ring - 1)); /* ring is a power of two */
+        size_t off = (size_t)(pos & (ring - 1));           /* ring is a power of two */
         if (off + size > ring) pos += ring - off, off = 0; /* never split */
         if (pos + size - read_seen > ring) {
             /* Full: publish, then wait until half the ring is free, so the
                two sides do not fall into lockstep one batch apart. */
-            if (published != pos) atomic_store_explicit(&w->lim_write, published = pos, memory_order_release);
+            if (published != pos)
+                atomic_store_explicit(&w->lim_write, published = pos, memory_order_release);
             do {
                 cpu_relax();
                 read_seen = atomic_load_explicit(&w->lim_read, memory_order_acquire);
@@ -445,7 +453,8 @@ static void *limit_consumer(void *arg) {
         if (off + size > ring) pos += ring - off, off = 0;
         while (pos + size > avail) {
             int done = atomic_load_explicit(&w->lim_done, memory_order_acquire);
-            if (released != pos) atomic_store_explicit(&w->lim_read, released = pos, memory_order_release);
+            if (released != pos)
+                atomic_store_explicit(&w->lim_read, released = pos, memory_order_release);
             avail = atomic_load_explicit(&w->lim_write, memory_order_acquire);
             if (pos + size > avail && done) goto out;
             cpu_relax();
@@ -480,7 +489,7 @@ static sample run_limit(const config *cfg, size_t size) {
 
 typedef struct pingpong {
     long iters;
-    uint64_t *rtt;           /* per round trip, ns */
+    uint64_t *rtt; /* per round trip, ns */
     /* shared */
     void *regions[2];
     size_t region_size;
@@ -512,10 +521,9 @@ static void *shared_echo(void *arg) {
 static void latency_shared(pingpong *pp) {
     shared_ring_producer out;
     shared_ring_consumer in;
-    unsigned char msg[PING_SIZE] = {0};
+    unsigned char msg[PING_SIZE] = { 0 };
     pthread_t t;
-    for (int i = 0; i < 2; i++)
-        shared_ring_format(pp->regions[i], pp->region_size, 1u << 16, 0);
+    for (int i = 0; i < 2; i++) shared_ring_format(pp->regions[i], pp->region_size, 1u << 16, 0);
     shared_ring_attach_producer(&out, pp->regions[0], pp->region_size, NULL);
     shared_ring_attach_consumer(&in, pp->regions[1], pp->region_size, NULL);
     pthread_create(&t, NULL, shared_echo, pp);
@@ -523,7 +531,8 @@ static void latency_shared(pingpong *pp) {
     for (long i = 0; i < pp->iters; i++) {
         uint64_t t0 = now_ns();
         shared_ring_write_bytes(&out, msg, PING_SIZE, SHARED_RING_FOREVER);
-        while (shared_ring_read(&in, copy_ping, msg, SHARED_RING_FOREVER) == 0) {}
+        while (shared_ring_read(&in, copy_ping, msg, SHARED_RING_FOREVER) == 0) {
+        }
         pp->rtt[i] = now_ns() - t0;
     }
     shared_ring_close(&out);
@@ -550,7 +559,7 @@ static void *pipe_echo(void *arg) {
 }
 
 static void latency_pipe(pingpong *pp) {
-    unsigned char msg[PING_SIZE] = {0};
+    unsigned char msg[PING_SIZE] = { 0 };
     pthread_t t;
     if (pipe(pp->to_b) != 0 || pipe(pp->to_a) != 0) abort();
     pthread_create(&t, NULL, pipe_echo, pp);
@@ -598,7 +607,9 @@ static int cmp_u64(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-typedef struct latency { double p50, p99; } latency;
+typedef struct latency {
+    double p50, p99;
+} latency;
 
 static latency measure_latency(void (*fn)(pingpong *), long iters) {
     pingpong *pp = calloc(1, sizeof *pp);
@@ -645,12 +656,9 @@ typedef struct variant {
 } variant;
 
 static const variant variants[] = {
-    { "shared-buffer", run_shared_buffer },
-    { "shared-string", run_shared_string },
-    { "shared-corked", run_shared_corked },
-    { "pipe-buffer", run_pipe_buffer },
-    { "pipe-string", run_pipe_string },
-    { "limit", run_limit },
+    { "shared-buffer", run_shared_buffer }, { "shared-string", run_shared_string },
+    { "shared-corked", run_shared_corked }, { "pipe-buffer", run_pipe_buffer },
+    { "pipe-string", run_pipe_string },     { "limit", run_limit },
 };
 #define NVARIANTS ((int)(sizeof variants / sizeof variants[0]))
 enum { V_SBUF, V_SSTR, V_SCORK, V_PBUF, V_PSTR, V_LIMIT };
@@ -673,8 +681,10 @@ static int selected_name(const char *name) {
 static int selected(int v) { return selected_name(variants[v].name); }
 
 static const char *size_label(size_t s, char *buf, size_t n) {
-    if (s >= 1024 && s % 1024 == 0) snprintf(buf, n, "%zu KiB", s / 1024);
-    else snprintf(buf, n, "%zu B", s);
+    if (s >= 1024 && s % 1024 == 0)
+        snprintf(buf, n, "%zu KiB", s / 1024);
+    else
+        snprintf(buf, n, "%zu B", s);
     return buf;
 }
 
@@ -694,8 +704,8 @@ static void values(const config *cfg, int v, int s, int bytes, double *out) {
 
 static void print_rate_table(const config *cfg, int bytes) {
     double vals[MAX_REPS], scale = bytes ? 1.0 / (1024.0 * 1024.0 * 1024.0) : 1e-6;
-    printf("\n%s (median of %d, [min–max])\n\n", bytes ? "Throughput, GiB/s" : "Message rate, M msg/s",
-           cfg->reps);
+    printf("\n%s (median of %d, [min–max])\n\n",
+           bytes ? "Throughput, GiB/s" : "Message rate, M msg/s", cfg->reps);
     column_header(cfg, "variant");
     for (int v = 0; v < NVARIANTS; v++) {
         if (!selected(v)) continue;
@@ -719,7 +729,10 @@ static double paired_ratio(const config *cfg, int a, int b, int s) {
 }
 
 static void print_ratio_table(const config *cfg) {
-    static const struct { const char *label; int a, b; } rows[] = {
+    static const struct {
+        const char *label;
+        int a, b;
+    } rows[] = {
         { "shared-buffer ÷ pipe-buffer", V_SBUF, V_PBUF },
         { "shared-string ÷ pipe-string", V_SSTR, V_PSTR },
         { "shared-buffer ÷ limit", V_SBUF, V_LIMIT },
@@ -773,7 +786,9 @@ static void print_json(const config *cfg) {
 }
 
 static void write_svg(const config *cfg, const char *path) {
-    static const char *colors[] = { "#1f77b4", "#2ca02c", "#17becf", "#d62728", "#ff7f0e", "#000000" };
+    static const char *colors[] = {
+        "#1f77b4", "#2ca02c", "#17becf", "#d62728", "#ff7f0e", "#000000"
+    };
     const double W = 760, H = 440, L = 70, R = 170, T = 30, B = 50;
     double lo = 1e30, hi = 0, vals[MAX_REPS];
     FILE *f = fopen(path, "w");
@@ -794,15 +809,20 @@ static void write_svg(const config *cfg, const char *path) {
     if (xhi <= xlo) xhi = xlo + 1;
 #define XPOS(sz) (L + (log2((double)(sz)) - xlo) / (xhi - xlo) * (W - L - R))
 #define YPOS(g) (H - B - (log10(g) - log10(ylo)) / (log10(yhi) - log10(ylo)) * (H - T - B))
-    fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
-               "font-family=\"sans-serif\" font-size=\"12\">\n", W, H);
+    fprintf(f,
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+            "font-family=\"sans-serif\" font-size=\"12\">\n",
+            W, H);
     fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
-    fprintf(f, "<text x=\"%.0f\" y=\"18\" font-size=\"14\">Throughput vs message size "
-               "(GiB/s, log scales; median of %d)</text>\n", L, cfg->reps);
+    fprintf(f,
+            "<text x=\"%.0f\" y=\"18\" font-size=\"14\">Throughput vs message size "
+            "(GiB/s, log scales; median of %d)</text>\n",
+            L, cfg->reps);
     for (double g = ylo; g <= yhi * 1.001; g *= 10) {
-        fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n",
-                L, W - R, YPOS(g), YPOS(g));
-        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%g</text>\n", L - 6, YPOS(g) + 4, g);
+        fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n", L,
+                W - R, YPOS(g), YPOS(g));
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%g</text>\n", L - 6,
+                YPOS(g) + 4, g);
     }
     for (int s = 0; s < cfg->nsizes; s++) {
         char b[32];
@@ -816,7 +836,8 @@ static void write_svg(const config *cfg, const char *path) {
         fprintf(f, "<polyline fill=\"none\" stroke-width=\"2\" stroke=\"%s\" points=\"", colors[v]);
         for (int s = 0; s < cfg->nsizes; s++) {
             values(cfg, v, s, 1, vals);
-            fprintf(f, "%.1f,%.1f ", XPOS(cfg->sizes[s]), YPOS(median(vals, cfg->reps) / 1073741824.0));
+            fprintf(f, "%.1f,%.1f ", XPOS(cfg->sizes[s]),
+                    YPOS(median(vals, cfg->reps) / 1073741824.0));
         }
         fprintf(f, "\"/>\n<text x=\"%.1f\" y=\"%.1f\" fill=\"%s\">%s</text>\n", W - R + 10,
                 T + 20.0 + 18.0 * v, colors[v], variants[v].name);
@@ -830,19 +851,18 @@ static void write_svg(const config *cfg, const char *path) {
 /* ---- main ---------------------------------------------------------------------------- */
 
 static void usage(FILE *to) {
-    fprintf(to,
-            "usage: bench [options]\n"
-            "  --quick         short run (under 30 s): 3 reps of 0.1 s\n"
-            "  --json          one JSON object per line instead of tables\n"
-            "  --svg FILE      also write a throughput chart as SVG\n"
-            "  --sizes LIST    message sizes in bytes, comma separated\n"
-            "                  (default 64,256,1024,4096,16384,65536)\n"
-            "  --ring BYTES    ring capacity, a power of two (default 8388608)\n"
-            "  --reps N        repetitions per measurement (default 5)\n"
-            "  --seconds S     seconds per measurement (default 0.4)\n"
-            "  --variants LIST run only these throughput variants (profiling);\n"
-            "                  tables then show only what ran\n"
-            "  --help          this text\n");
+    fprintf(to, "usage: bench [options]\n"
+                "  --quick         short run (under 30 s): 3 reps of 0.1 s\n"
+                "  --json          one JSON object per line instead of tables\n"
+                "  --svg FILE      also write a throughput chart as SVG\n"
+                "  --sizes LIST    message sizes in bytes, comma separated\n"
+                "                  (default 64,256,1024,4096,16384,65536)\n"
+                "  --ring BYTES    ring capacity, a power of two (default 8388608)\n"
+                "  --reps N        repetitions per measurement (default 5)\n"
+                "  --seconds S     seconds per measurement (default 0.4)\n"
+                "  --variants LIST run only these throughput variants (profiling);\n"
+                "                  tables then show only what ran\n"
+                "  --help          this text\n");
 }
 
 static int parse_args(config *cfg, int argc, char **argv) {
@@ -890,8 +910,10 @@ static int parse_args(config *cfg, int argc, char **argv) {
     }
     if (cfg->nsizes < 1 || cfg->reps < 1 || cfg->reps > MAX_REPS || cfg->seconds <= 0 ||
         shared_ring_region_size(cfg->ring) == 0) {
-        fprintf(stderr, "bench: bad --sizes, --reps (1..%d), --seconds or --ring "
-                        "(a power of two)\n", MAX_REPS);
+        fprintf(stderr,
+                "bench: bad --sizes, --reps (1..%d), --seconds or --ring "
+                "(a power of two)\n",
+                MAX_REPS);
         return -1;
     }
     for (int s = 0; s < cfg->nsizes; s++) {
@@ -947,20 +969,21 @@ int main(int argc, char **argv) {
     } else {
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);
         printf("shared_ring.h %s benchmark: %ld CPUs, ring %zu bytes, %d reps of %.2f s, "
-               "pipe buffer %d bytes\n", SHARED_RING_VERSION, cpus, cfg.ring, cfg.reps,
-               cfg.seconds, pipe_bytes);
+               "pipe buffer %d bytes\n",
+               SHARED_RING_VERSION, cpus, cfg.ring, cfg.reps, cfg.seconds, pipe_bytes);
         print_rate_table(&cfg, 1);
         print_rate_table(&cfg, 0);
         print_ratio_table(&cfg);
         print_sleep_table(&cfg);
         if (with_latency) {
-        printf("\nLatency: %d-byte ping-pong, one-way ns (half a round trip), %ld round trips\n\n",
-               PING_SIZE, cfg.latency_iters);
-        printf("| variant | p50 | p99 |\n|---|---:|---:|\n");
-        printf("| shared (two rings) | %.0f | %.0f |\n", lat[0].p50, lat[0].p99);
-        printf("| pipe (two pipes) | %.0f | %.0f |\n", lat[1].p50, lat[1].p99);
-        printf("| limit (two flags) | %.0f | %.0f |\n", lat[2].p50, lat[2].p99);
-        printf("\nshared ÷ limit one-way p50: %.2f×\n", lat[0].p50 / lat[2].p50);
+            printf(
+                "\nLatency: %d-byte ping-pong, one-way ns (half a round trip), %ld round trips\n\n",
+                PING_SIZE, cfg.latency_iters);
+            printf("| variant | p50 | p99 |\n|---|---:|---:|\n");
+            printf("| shared (two rings) | %.0f | %.0f |\n", lat[0].p50, lat[0].p99);
+            printf("| pipe (two pipes) | %.0f | %.0f |\n", lat[1].p50, lat[1].p99);
+            printf("| limit (two flags) | %.0f | %.0f |\n", lat[2].p50, lat[2].p99);
+            printf("\nshared ÷ limit one-way p50: %.2f×\n", lat[0].p50 / lat[2].p50);
         }
         printf("\nInstructions per cycle: %s\n",
                have_hw_counters() ? "(counters present; not collected by this version)"

@@ -16,10 +16,23 @@
 
 typedef enum { CMD_DRAW_SPRITE = 1, CMD_PLAY_SOUND, CMD_END_FRAME } cmd_tag;
 
-typedef struct cmd_header { uint32_t tag, frame; } cmd_header;
-typedef struct draw_sprite { cmd_header h; float x, y, angle; uint32_t sprite; } draw_sprite;
-typedef struct play_sound { cmd_header h; uint32_t sound; float volume, pan; } play_sound;
-typedef struct end_frame { cmd_header h; uint32_t commands; } end_frame;
+typedef struct cmd_header {
+    uint32_t tag, frame;
+} cmd_header;
+typedef struct draw_sprite {
+    cmd_header h;
+    float x, y, angle;
+    uint32_t sprite;
+} draw_sprite;
+typedef struct play_sound {
+    cmd_header h;
+    uint32_t sound;
+    float volume, pan;
+} play_sound;
+typedef struct end_frame {
+    cmd_header h;
+    uint32_t commands;
+} end_frame;
 
 /* Claim room for one command and fill in its header; the caller fills the
    rest in place and commits. */
@@ -31,7 +44,9 @@ static void *begin_command(shared_ring_producer *p, size_t size, cmd_tag tag, ui
     return dst;
 }
 
-typedef struct worker_stats { unsigned sprites, sounds, frames, bad; } worker_stats;
+typedef struct worker_stats {
+    unsigned sprites, sounds, frames, bad;
+} worker_stats;
 
 static int execute(void *user, const void *data, size_t len) {
     worker_stats *w = (worker_stats *)user;
@@ -50,7 +65,8 @@ static void *render_worker(void *region) {
     static worker_stats w;
     shared_ring_consumer c;
     shared_ring_attach_consumer(&c, region, shared_ring_region_size(CAPACITY), NULL);
-    while (shared_ring_read(&c, execute, &w, SHARED_RING_FOREVER) >= 0) {}
+    while (shared_ring_read(&c, execute, &w, SHARED_RING_FOREVER) >= 0) {
+    }
     return &w;
 }
 
@@ -92,8 +108,9 @@ int main(void) {
     }
     shared_ring_close(&p);
     pthread_join(worker, (void **)&w);
-    printf("worker ran %u frames: %u sprites, %u sounds, %u bad commands\n", w->frames,
-           w->sprites, w->sounds, w->bad);
+    printf("worker ran %u frames: %u sprites, %u sounds, %u bad commands\n", w->frames, w->sprites,
+           w->sounds, w->bad);
     free(region);
-    return w->frames == FRAMES && w->sprites == sprites && w->sounds == sounds && w->bad == 0 ? 0 : 1;
+    return w->frames == FRAMES && w->sprites == sprites && w->sounds == sounds && w->bad == 0 ? 0
+                                                                                              : 1;
 }

@@ -23,16 +23,21 @@ static int log_printf(shared_ring_producer *p, const char *fmt, ...) {
     va_copy(again, ap);
     n = vsnprintf(NULL, 0, fmt, ap); /* the length, without writing */
     va_end(ap);
-    r = n < 0 ? SHARED_RING_ERR_ARG : shared_ring_claim(p, (size_t)n + 1, SHARED_RING_FOREVER, &dst);
+    r = n < 0 ? SHARED_RING_ERR_ARG
+              : shared_ring_claim(p, (size_t)n + 1, SHARED_RING_FOREVER, &dst);
     if (r == SHARED_RING_OK) {
         vsnprintf((char *)dst, (size_t)n + 1, fmt, again); /* + 1: room for its NUL */
-        r = shared_ring_commit(p, (size_t)n); /* the NUL is not sent */
+        r = shared_ring_commit(p, (size_t)n);              /* the NUL is not sent */
     }
     va_end(again);
     return r;
 }
 
-typedef struct writer { void *region; FILE *out; unsigned long lines; } writer;
+typedef struct writer {
+    void *region;
+    FILE *out;
+    unsigned long lines;
+} writer;
 
 static int write_line(void *user, const void *data, size_t len) {
     writer *w = (writer *)user;

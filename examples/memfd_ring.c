@@ -37,7 +37,8 @@ static int consume(const char *path) {
     unsigned long n = 0;
     int r;
     if (mem == NULL || shared_ring_attach_consumer(&c, mem, size, NULL) != SHARED_RING_OK) return 1;
-    while ((r = shared_ring_read(&c, count, &n, 5000000000ull)) >= 0) {}
+    while ((r = shared_ring_read(&c, count, &n, 5000000000ull)) >= 0) {
+    }
     printf("memfd consumer: %lu messages, then %s\n", n, shared_ring_result_string(r));
     return r == SHARED_RING_CLOSED ? 0 : 1;
 }

@@ -38,7 +38,8 @@ static int consumer_process(void) {
     if (!mem || shared_ring_attach_consumer(&c, mem, shared_ring_region_size(CAPACITY), NULL))
         return 1;
     /* A timeout instead of FOREVER: if the producer dies, we notice. */
-    while ((r = shared_ring_read(&c, count_message, &count, 2000000000ull)) >= 0) {}
+    while ((r = shared_ring_read(&c, count_message, &count, 2000000000ull)) >= 0) {
+    }
     printf("consumer: %d messages, then %s\n", count, shared_ring_result_string(r));
     fflush(stdout); /* _exit() below does not flush */
     return count == 1000 && r == SHARED_RING_CLOSED ? 0 : 1;
@@ -56,7 +57,10 @@ int main(void) {
 
     shared_ring_attach_producer(&p, mem, size, NULL);
     for (int i = 0; i < 1000; i++) {
-        struct { int id; double value; } sample = { i, i * 0.5 };
+        struct {
+            int id;
+            double value;
+        } sample = { i, i * 0.5 };
         shared_ring_write_bytes(&p, &sample, sizeof sample, SHARED_RING_FOREVER);
     }
     shared_ring_close(&p);

@@ -38,7 +38,8 @@ int main(void) {
     shared_ring_consumer c;
     int count = 0, r;
     shared_ring_attach_consumer(&c, region, size, NULL);
-    while ((r = shared_ring_read(&c, on_message, &count, SHARED_RING_FOREVER)) >= 0) {}
+    while ((r = shared_ring_read(&c, on_message, &count, SHARED_RING_FOREVER)) >= 0) {
+    }
     printf("%d messages, ended with: %s\n", count, shared_ring_result_string(r));
 
     pthread_join(t, NULL);

@@ -37,7 +37,8 @@ int main(int argc, char **argv) {
         fprintf(stderr, "shm_consumer: %s: %s\n", name, shared_ring_result_string(r));
         return 1;
     }
-    while ((r = shared_ring_read(&c, count_line, &lines, 5000000000ull)) >= 0) {}
+    while ((r = shared_ring_read(&c, count_line, &lines, 5000000000ull)) >= 0) {
+    }
     shm_unlink(name);
     printf("shm_consumer: read %lu lines, then %s\n", lines, shared_ring_result_string(r));
     return r == SHARED_RING_CLOSED ? 0 : 1;

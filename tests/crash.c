@@ -92,7 +92,7 @@ TEST(killed_producer_leaves_whole_messages_then_a_timeout) {
         size_t size;
         void *region = new_region(&size);
         shared_ring_consumer c;
-        view v = {0, 0};
+        view v = { 0, 0 };
         pid_t child;
         long run_us = (long)(message_mix((uint64_t)round) % 3000u);
         uint64_t start;
@@ -142,7 +142,7 @@ TEST(killed_consumer_leaves_the_producer_with_full_and_timeout) {
         child = fork();
         if (child == 0) {
             shared_ring_consumer c;
-            view v = {0, 0};
+            view v = { 0, 0 };
             if (shared_ring_attach_consumer(&c, region, size, NULL) != SHARED_RING_OK) _exit(3);
             for (;;) shared_ring_read(&c, check_message, &v, SHARED_RING_FOREVER);
         }

@@ -59,7 +59,8 @@ static int consume(void *mem, size_t size, uint64_t count) {
     view v = { 0, 0 };
     int r;
     if (shared_ring_attach_consumer(&c, mem, size, NULL) != SHARED_RING_OK) return 2;
-    while ((r = shared_ring_read(&c, check, &v, 10000000000ull)) >= 0) {}
+    while ((r = shared_ring_read(&c, check, &v, 10000000000ull)) >= 0) {
+    }
     printf("cross_abi: %u-bit consumer got %llu of %llu messages, %llu bad, ended with %s\n",
            (unsigned)(sizeof(void *) * 8), (unsigned long long)v.delivered,
            (unsigned long long)count, (unsigned long long)v.bad, shared_ring_result_string(r));

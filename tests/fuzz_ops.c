@@ -192,8 +192,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t n) {
         if (r < SHARED_RING_ERR_HANDLE || r == SHARED_RING_ERR_CORRUPT) abort();
         /* Uncorked, every committed message is published (an open claim is
            not committed, so it is not in the model yet). */
-        if (corked == 0 && r == SHARED_RING_OK && (op <= 6 || op == 15))
-            m.published = m.count;
+        if (corked == 0 && r == SHARED_RING_OK && (op <= 6 || op == 15)) m.published = m.count;
         /* After close, a write that is otherwise valid must say CLOSED. */
         if (closed && (op <= 2 || op == 15) && r == SHARED_RING_OK) abort();
     }

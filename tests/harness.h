@@ -11,24 +11,23 @@ static const char *harness_current;
 
 #define TEST(name) static void name(void)
 
-#define CHECK(cond)                                                              \
-    do {                                                                         \
-        if (!(cond)) {                                                           \
+#define CHECK(cond)                                                                \
+    do {                                                                           \
+        if (!(cond)) {                                                             \
             fprintf(stderr, "  %s:%d: %s: CHECK(%s) failed\n", __FILE__, __LINE__, \
-                    harness_current, #cond);                                     \
-            harness_current_failed = 1;                                          \
-        }                                                                        \
+                    harness_current, #cond);                                       \
+            harness_current_failed = 1;                                            \
+        }                                                                          \
     } while (0)
 
-#define CHECK_EQ(actual, expected)                                               \
-    do {                                                                         \
-        long long harness_a = (long long)(actual), harness_e = (long long)(expected); \
-        if (harness_a != harness_e) {                                            \
-            fprintf(stderr, "  %s:%d: %s: %s is %lld, expected %s (%lld)\n",     \
-                    __FILE__, __LINE__, harness_current, #actual, harness_a,     \
-                    #expected, harness_e);                                       \
-            harness_current_failed = 1;                                          \
-        }                                                                        \
+#define CHECK_EQ(actual, expected)                                                               \
+    do {                                                                                         \
+        long long harness_a = (long long)(actual), harness_e = (long long)(expected);            \
+        if (harness_a != harness_e) {                                                            \
+            fprintf(stderr, "  %s:%d: %s: %s is %lld, expected %s (%lld)\n", __FILE__, __LINE__, \
+                    harness_current, #actual, harness_a, #expected, harness_e);                  \
+            harness_current_failed = 1;                                                          \
+        }                                                                                        \
     } while (0)
 
 #define RUN(name) harness_run(#name, name)

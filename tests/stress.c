@@ -153,8 +153,8 @@ static void check_run(const run *r) {
     CHECK_EQ(r->end_result, SHARED_RING_CLOSED);
     CHECK_EQ(r->delivered, messages);
     CHECK_EQ(r->bad, 0);
-    printf("  %-40s %llu messages, %llu bad\n", harness_current,
-           (unsigned long long)r->delivered, (unsigned long long)r->bad);
+    printf("  %-40s %llu messages, %llu bad\n", harness_current, (unsigned long long)r->delivered,
+           (unsigned long long)r->bad);
 }
 
 static void between_threads(mode how) {

@@ -1,5 +1,5 @@
 /* Unit tests: one behaviour of shared_ring.h per test, named after it. */
-#define _GNU_SOURCE /* syscall() for the membarrier query */
+#define _GNU_SOURCE                   /* syscall() for the membarrier query */
 #ifndef TESTS_EXTERNAL_IMPLEMENTATION /* else linked from a C++ build */
 #define SHARED_RING_IMPLEMENTATION
 #endif
@@ -49,7 +49,7 @@ static void set_region_u32(size_t off, uint32_t v) { memcpy(region + off, &v, si
 /* A read callback that records what it saw. */
 typedef struct seen {
     int count;
-    int stop_after;          /* stop the batch after this many (0: never) */
+    int stop_after; /* stop the batch after this many (0: never) */
     size_t lens[256];
     const void *ptrs[256];
     char text[4096];
@@ -102,7 +102,7 @@ TEST(region_size_rejects_capacity_not_power_of_two_or_below_64) {
 
 TEST(capacity_for_gives_smallest_ring_that_fits_the_message) {
     CHECK_EQ(shared_ring_capacity_for(0), 64);
-    CHECK_EQ(shared_ring_capacity_for(24), 64);   /* 64/2 - 8 = 24 */
+    CHECK_EQ(shared_ring_capacity_for(24), 64); /* 64/2 - 8 = 24 */
     CHECK_EQ(shared_ring_capacity_for(25), 128);
     CHECK_EQ(shared_ring_capacity_for(1000), 2048); /* 2048/2 - 8 = 1016 */
     CHECK_EQ(shared_ring_capacity_for(1017), 4096);
@@ -159,14 +159,14 @@ TEST(positions_and_records_live_at_the_documented_offsets) {
     seen s;
     setup(1024, 0);
     CHECK_EQ(shared_ring_write_bytes(&prod, "abc", 3, 0), SHARED_RING_OK);
-    CHECK_EQ(region_u64(128), 16);                         /* write_pos */
-    CHECK_EQ(region_u32(SHARED_RING_HEADER_SIZE), 3);      /* record length */
-    CHECK_EQ(region_u32(SHARED_RING_HEADER_SIZE + 4), 0);  /* reserved */
+    CHECK_EQ(region_u64(128), 16);                        /* write_pos */
+    CHECK_EQ(region_u32(SHARED_RING_HEADER_SIZE), 3);     /* record length */
+    CHECK_EQ(region_u32(SHARED_RING_HEADER_SIZE + 4), 0); /* reserved */
     CHECK(memcmp(region + SHARED_RING_HEADER_SIZE + 8, "abc", 3) == 0);
     CHECK_EQ(drain(&s), 1);
-    CHECK_EQ(region_u64(256), 16);                         /* read_pos */
+    CHECK_EQ(region_u64(256), 16); /* read_pos */
     CHECK_EQ(shared_ring_close(&prod), SHARED_RING_OK);
-    CHECK_EQ(region_u32(136), 1);                          /* closed */
+    CHECK_EQ(region_u32(136), 1); /* closed */
 }
 
 TEST(attach_rejects_unformatted_region) {
@@ -230,7 +230,12 @@ TEST(attach_rejects_bad_options) {
     CHECK_EQ(shared_ring_attach_producer(&prod, region, region_bytes, &o), SHARED_RING_OK);
 }
 
-static void noop_wait(void *u, void *a, uint32_t e, uint64_t t) { (void)u; (void)a; (void)e; (void)t; }
+static void noop_wait(void *u, void *a, uint32_t e, uint64_t t) {
+    (void)u;
+    (void)a;
+    (void)e;
+    (void)t;
+}
 
 TEST(attach_rejects_wait_hook_without_wake_hook) {
     shared_ring_options o = SHARED_RING_OPTIONS_INIT;
@@ -314,14 +319,14 @@ TEST(message_that_does_not_fit_before_the_end_is_padded_not_split) {
 }
 
 TEST(message_over_max_is_rejected) {
-    char buf[200] = {0};
+    char buf[200] = { 0 };
     setup(1024, 100);
     CHECK_EQ(shared_ring_write_bytes(&prod, buf, 101, 0), SHARED_RING_ERR_TOO_BIG);
     CHECK_EQ(shared_ring_write_bytes(&prod, buf, 100, 0), SHARED_RING_OK);
 }
 
 TEST(try_write_reports_full_when_there_is_no_room) {
-    char buf[100] = {0};
+    char buf[100] = { 0 };
     int n = 0;
     setup(256, 0);
     while (shared_ring_write_bytes(&prod, buf, 56, 0) == SHARED_RING_OK) n++;
@@ -331,10 +336,11 @@ TEST(try_write_reports_full_when_there_is_no_room) {
 }
 
 TEST(after_full_try_write_waits_for_the_resume_threshold) {
-    char buf[100] = {0};
+    char buf[100] = { 0 };
     shared_ring_message m;
     setup(256, 0); /* default: resume at 50% free */
-    while (shared_ring_write_bytes(&prod, buf, 56, 0) == SHARED_RING_OK) {}
+    while (shared_ring_write_bytes(&prod, buf, 56, 0) == SHARED_RING_OK) {
+    }
     CHECK_EQ(shared_ring_peek(&cons, &m), SHARED_RING_OK);
     shared_ring_release(&cons); /* 64 of 256 free: room for one, below 50% */
     CHECK_EQ(shared_ring_write_bytes(&prod, buf, 56, 0), SHARED_RING_FULL);
@@ -345,13 +351,14 @@ TEST(after_full_try_write_waits_for_the_resume_threshold) {
 }
 
 TEST(full_resume_percent_waits_for_an_empty_ring) {
-    char buf[100] = {0};
+    char buf[100] = { 0 };
     shared_ring_message m;
     shared_ring_options o = SHARED_RING_OPTIONS_INIT;
     int i;
     o.resume_percent = 100;
     setup_opt(256, 0, &o);
-    while (shared_ring_write_bytes(&prod, buf, 56, 0) == SHARED_RING_OK) {}
+    while (shared_ring_write_bytes(&prod, buf, 56, 0) == SHARED_RING_OK) {
+    }
     for (i = 0; i < 3; i++) {
         CHECK_EQ(shared_ring_peek(&cons, &m), SHARED_RING_OK);
         shared_ring_release(&cons);
@@ -366,7 +373,8 @@ TEST(resume_threshold_is_exactly_that_percent_of_the_capacity) {
     shared_ring_message m;
     int i;
     setup(256, 0); /* 50%: resume at 128 free bytes */
-    while (shared_ring_write_bytes(&prod, NULL, 0, 0) == SHARED_RING_OK) {} /* 8-byte records */
+    while (shared_ring_write_bytes(&prod, NULL, 0, 0) == SHARED_RING_OK) {
+    } /* 8-byte records */
     for (i = 0; i < 15; i++) CHECK_EQ(shared_ring_peek(&cons, &m), SHARED_RING_OK);
     shared_ring_release(&cons); /* 120 free */
     CHECK_EQ(shared_ring_write_bytes(&prod, NULL, 0, 0), SHARED_RING_FULL);
@@ -376,23 +384,25 @@ TEST(resume_threshold_is_exactly_that_percent_of_the_capacity) {
 }
 
 TEST(zero_resume_percent_resumes_as_soon_as_the_message_fits) {
-    char buf[100] = {0};
+    char buf[100] = { 0 };
     shared_ring_message m;
     shared_ring_options o = SHARED_RING_OPTIONS_INIT;
     o.resume_percent = 0;
     setup_opt(256, 0, &o);
-    while (shared_ring_write_bytes(&prod, buf, 56, 0) == SHARED_RING_OK) {}
+    while (shared_ring_write_bytes(&prod, buf, 56, 0) == SHARED_RING_OK) {
+    }
     CHECK_EQ(shared_ring_peek(&cons, &m), SHARED_RING_OK);
     shared_ring_release(&cons);
     CHECK_EQ(shared_ring_write_bytes(&prod, buf, 56, 0), SHARED_RING_OK);
 }
 
 TEST(timed_write_times_out_when_the_ring_stays_full) {
-    char buf[100] = {0};
+    char buf[100] = { 0 };
     struct timespec t0, t1;
     long long ns;
     setup(256, 0);
-    while (shared_ring_write_bytes(&prod, buf, 56, 0) == SHARED_RING_OK) {}
+    while (shared_ring_write_bytes(&prod, buf, 56, 0) == SHARED_RING_OK) {
+    }
     clock_gettime(CLOCK_MONOTONIC, &t0);
     CHECK_EQ(shared_ring_write_timed(&prod, 8, fill_hello, NULL, 20000000), SHARED_RING_TIMEOUT);
     clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -416,7 +426,8 @@ TEST(write_callback_returning_more_than_max_len_cancels_the_write) {
     setup(1024, 0);
     CHECK_EQ(shared_ring_write(&prod, 16, fill_too_much, NULL), SHARED_RING_ERR_TOO_BIG);
     CHECK_EQ(drain(&s), 0);
-    CHECK_EQ(shared_ring_write(&prod, 16, fill_hello, NULL), SHARED_RING_OK); /* no claim left open */
+    CHECK_EQ(shared_ring_write(&prod, 16, fill_hello, NULL),
+             SHARED_RING_OK); /* no claim left open */
 }
 
 TEST(write_with_null_callback_is_an_argument_error) {
@@ -631,21 +642,21 @@ TEST(read_some_releases_peeked_messages_even_when_nothing_new_came) {
 }
 
 TEST(read_some_looks_past_trailing_padding_for_newer_messages) {
-    char big[100] = {0};
+    char big[100] = { 0 };
     void *dst;
     seen s;
     setup(256, 0);
-    shared_ring_write_bytes(&prod, big, 100, 0);  /* [0, 112) */
-    shared_ring_write_bytes(&prod, big, 100, 0);  /* [112, 224) */
+    shared_ring_write_bytes(&prod, big, 100, 0); /* [0, 112) */
+    shared_ring_write_bytes(&prod, big, 100, 0); /* [112, 224) */
     CHECK_EQ(drain(&s), 2);
-    shared_ring_write_bytes(&prod, "c", 1, 0);    /* [224, 240) */
+    shared_ring_write_bytes(&prod, "c", 1, 0);                        /* [224, 240) */
     CHECK_EQ(shared_ring_claim(&prod, 100, 0, &dst), SHARED_RING_OK); /* pads [240, 256) */
     shared_ring_abort(&prod);
-    shared_ring_flush(&prod);                     /* publishes the lone padding */
+    shared_ring_flush(&prod); /* publishes the lone padding */
     memset(&s, 0, sizeof s);
     s.stop_after = 1;
     CHECK_EQ(shared_ring_read_some(&cons, record_message, &s), 1); /* "c"; pad still ahead */
-    shared_ring_write_bytes(&prod, "b", 1, 0);    /* published after the pad */
+    shared_ring_write_bytes(&prod, "b", 1, 0);                     /* published after the pad */
     CHECK_EQ(drain(&s), 1);
     CHECK_EQ(s.lens[0], 1);
 }
@@ -680,7 +691,7 @@ static void *write_later(void *arg) {
 
 TEST(sleeping_consumer_is_woken_by_a_write) {
     pthread_t t;
-    shared_ring_stats st = {0};
+    shared_ring_stats st = { 0 };
     shared_ring_options o = SHARED_RING_OPTIONS_INIT;
     o.spin_count = 0;
     setup_opt(1024, 0, &o);
@@ -699,9 +710,11 @@ static void *drain_later(void *arg) {
     int *total = (int *)arg;
     nanosleep(&d, NULL);
     while (*total < 8) {
-        int n = shared_ring_read(&cons, record_message, &(seen){0}, 1000000000ULL);
-        if (n > 0) *total += n;
-        else break;
+        int n = shared_ring_read(&cons, record_message, &(seen){ 0 }, 1000000000ULL);
+        if (n > 0)
+            *total += n;
+        else
+            break;
     }
     return NULL;
 }
@@ -709,8 +722,8 @@ static void *drain_later(void *arg) {
 TEST(blocked_producer_is_woken_when_the_consumer_frees_space) {
     pthread_t t;
     int total = 0, i;
-    char buf[56] = {0};
-    shared_ring_stats st = {0};
+    char buf[56] = { 0 };
+    shared_ring_stats st = { 0 };
     shared_ring_options o = SHARED_RING_OPTIONS_INIT;
     o.spin_count = 0;
     setup_opt(256, 0, &o);
@@ -738,7 +751,7 @@ static void *read_all_until_closed(void *arg) {
 TEST(corked_producer_publishes_before_waiting_so_it_cannot_deadlock) {
     pthread_t t;
     int total = 0, i;
-    char buf[56] = {0};
+    char buf[56] = { 0 };
     setup(256, 0);
     pthread_create(&t, NULL, read_all_until_closed, &total);
     shared_ring_cork(&prod);
@@ -753,12 +766,16 @@ TEST(corked_producer_publishes_before_waiting_so_it_cannot_deadlock) {
 static int wait_hook_calls, wake_hook_calls;
 static void counting_wait(void *user, void *addr, uint32_t expected, uint64_t timeout_ns) {
     struct timespec d = { 0, 100000 };
-    (void)user; (void)addr; (void)expected; (void)timeout_ns;
+    (void)user;
+    (void)addr;
+    (void)expected;
+    (void)timeout_ns;
     __atomic_fetch_add(&wait_hook_calls, 1, __ATOMIC_RELAXED);
     nanosleep(&d, NULL);
 }
 static void counting_wake(void *user, void *addr) {
-    (void)user; (void)addr;
+    (void)user;
+    (void)addr;
     __atomic_fetch_add(&wake_hook_calls, 1, __ATOMIC_RELAXED);
 }
 
@@ -780,7 +797,7 @@ TEST(functions_reject_unattached_and_wrong_side_handles) {
     shared_ring_producer zero_p;
     shared_ring_consumer zero_c;
     shared_ring_message m;
-    shared_ring_stats st = {0};
+    shared_ring_stats st = { 0 };
     memset(&zero_p, 0, sizeof zero_p);
     memset(&zero_c, 0, sizeof zero_c);
     setup(1024, 0);
@@ -903,17 +920,18 @@ TEST(record_crossing_the_end_of_the_data_area_is_corrupt) {
     seen s;
     shared_ring_message m;
     int i;
-    char buf[56] = {0};
+    char buf[56] = { 0 };
     setup(256, 0);
     for (i = 0; i < 3; i++) shared_ring_write_bytes(&prod, buf, sizeof buf, 0);
-    while (shared_ring_peek(&cons, &m) == SHARED_RING_OK) {}
+    while (shared_ring_peek(&cons, &m) == SHARED_RING_OK) {
+    }
     shared_ring_release(&cons);
-    shared_ring_write_bytes(&prod, "x", 1, 0);                /* at offset 192 */
-    shared_ring_write_bytes(&prod, "0123456789", 10, 0);      /* at offset 208 */
-    set_region_u32(SHARED_RING_HEADER_SIZE + 208, 100);       /* 112 > 48 left */
-    set_region_u64(128, 192 + 256);                           /* as if all published */
+    shared_ring_write_bytes(&prod, "x", 1, 0);           /* at offset 192 */
+    shared_ring_write_bytes(&prod, "0123456789", 10, 0); /* at offset 208 */
+    set_region_u32(SHARED_RING_HEADER_SIZE + 208, 100);  /* 112 > 48 left */
+    set_region_u64(128, 192 + 256);                      /* as if all published */
     CHECK_EQ(drain(&s), SHARED_RING_ERR_CORRUPT);
-    CHECK_EQ(s.count, 1);                                     /* the good one first */
+    CHECK_EQ(s.count, 1); /* the good one first */
 }
 
 TEST(padding_at_offset_zero_is_corrupt) {
@@ -943,19 +961,21 @@ TEST(nonzero_reserved_word_is_corrupt) {
 
 TEST(producer_sees_a_corrupt_ring_as_corrupt) {
     seen s;
-    char buf[100] = {0};
+    char buf[100] = { 0 };
     setup(256, 0);
     set_region_u64(128, 24); /* misaligned → consumer flags corruption */
     CHECK_EQ(drain(&s), SHARED_RING_ERR_CORRUPT);
     set_region_u64(128, 0);
-    while (shared_ring_write_bytes(&prod, buf, 56, 0) == SHARED_RING_OK) {}
+    while (shared_ring_write_bytes(&prod, buf, 56, 0) == SHARED_RING_OK) {
+    }
     CHECK_EQ(shared_ring_write_bytes(&prod, buf, 56, 0), SHARED_RING_ERR_CORRUPT);
 }
 
 TEST(producer_rejects_read_pos_ahead_of_write_pos) {
-    char buf[100] = {0};
+    char buf[100] = { 0 };
     setup(256, 0);
-    while (shared_ring_write_bytes(&prod, buf, 56, 0) == SHARED_RING_OK) {}
+    while (shared_ring_write_bytes(&prod, buf, 56, 0) == SHARED_RING_OK) {
+    }
     set_region_u64(256, 4096);
     CHECK_EQ(shared_ring_write_bytes(&prod, buf, 56, 0), SHARED_RING_ERR_CORRUPT);
     CHECK_EQ(shared_ring_write_bytes(&prod, buf, 1, 0), SHARED_RING_ERR_CORRUPT);
@@ -964,8 +984,8 @@ TEST(producer_rejects_read_pos_ahead_of_write_pos) {
 TEST(header_changed_after_attach_does_not_move_the_bounds) {
     seen s;
     setup(1024, 0);
-    set_region_u64(8, (uint64_t)1 << 40);  /* capacity */
-    set_region_u32(16, 0x7FFFFFF0u);       /* max message */
+    set_region_u64(8, (uint64_t)1 << 40); /* capacity */
+    set_region_u32(16, 0x7FFFFFF0u);      /* max message */
     shared_ring_write_bytes(&prod, "abc", 3, 0);
     CHECK_EQ(drain(&s), 1);
     set_region_u32(SHARED_RING_HEADER_SIZE + 16, 600); /* over the attached max (504) */
@@ -993,7 +1013,7 @@ TEST(attach_says_in_the_region_whether_it_publishes_without_a_fence) {
 
 TEST(stats_count_messages_bytes_and_largest) {
     seen s;
-    shared_ring_stats ps = {0}, cs = {0};
+    shared_ring_stats ps = { 0 }, cs = { 0 };
     setup(1024, 0);
     shared_ring_write_bytes(&prod, "abc", 3, 0);
     shared_ring_write_bytes(&prod, "abcdefg", 7, 0);
