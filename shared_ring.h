@@ -203,7 +203,7 @@
    ============================================================================
    8. REVISION HISTORY
    ============================================================================
-   0.1.0  first release: layout version 1.
+   0.1.0  first release: layout version 1. See CHANGELOG.md.
 */
 
 #ifndef SHARED_RING_H
@@ -490,17 +490,24 @@ SHARED_RING_API int shared_ring_release(shared_ring_consumer *c);
 
 /* ---- either side -------------------------------------------------------- */
 
-/* Counters of this handle. Returns OK or ERR_ARG / ERR_HANDLE. */
+/* Copy this handle's counters to *out. The producer's function takes a
+   producer handle, the consumer's a consumer handle; callable at any time
+   by the thread using that handle. Never blocks. Returns OK, ERR_ARG (out
+   NULL), ERR_HANDLE (not attached, or the other side's handle). */
 SHARED_RING_API int shared_ring_producer_stats(const shared_ring_producer *p,
                                                shared_ring_stats *out);
 SHARED_RING_API int shared_ring_consumer_stats(const shared_ring_consumer *c,
                                                shared_ring_stats *out);
 
-/* max_message of the ring the handle is attached to (0 if not attached). */
+/* max_message of the ring the handle is attached to, as read at attach;
+   0 if the handle is not attached. Producer / consumer handle respectively;
+   never blocks. */
 SHARED_RING_API size_t shared_ring_producer_max_message(const shared_ring_producer *p);
 SHARED_RING_API size_t shared_ring_consumer_max_message(const shared_ring_consumer *c);
 
-/* A short English description of a result code. Never NULL. */
+/* A short English description of a result code (or "ok (count)" for a
+   positive count, "unknown result" otherwise). Either side, any thread;
+   never blocks; never NULL. */
 SHARED_RING_API const char *shared_ring_result_string(int result);
 
 /* How this build sleeps and wakes: "futex", "WaitOnAddress", "Sleep",
