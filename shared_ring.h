@@ -855,12 +855,25 @@ static int srng_asymmetric_barrier(void) {
 
 /* After publishing a position: if the peer announced that it sleeps, wake
    it. The barrier orders our position store before the load of its word. */
-static void srng_wake_if_sleeping(shared_ring_side *s, srng_au32 *word) {
+/* Order our position store before the load of the peer's sleeping word:
+   a full fence, or only the compiler's when the sleeper's membarrier does
+   the fencing for us. */
+static void srng_publish_barrier(const shared_ring_side *s) {
     if (s->fenceless)
         SRNG_COMPILER_BARRIER();
     else
         SRNG_FENCE();
+}
+
+/* Wake the peer sleeping on `word`, if it announced itself; whoever swaps
+   the 1 out makes the one wake-up call. */
+static void srng_wake_sleeper(shared_ring_side *s, srng_au32 *word) {
     if (SRNG_LOAD(word, relaxed) != 0u && SRNG_XCHG(word, 0u, relaxed) != 0u) srng_wake(s, word);
+}
+
+static void srng_wake_if_sleeping(shared_ring_side *s, srng_au32 *word) {
+    srng_publish_barrier(s);
+    srng_wake_sleeper(s, word);
 }
 
 /* A wait condition: returns 1 when the caller may proceed, 0 to keep
@@ -919,9 +932,7 @@ static void srng_announce_mode(shared_ring_side *s, unsigned own_off, unsigned p
     s->fenceless = (uint32_t)srng_register_fenceless();
     SRNG_STORE(srng_u32_at(s->region, own_off), s->fenceless, relaxed);
     SRNG_FENCE();
-    if (SRNG_LOAD(srng_u32_at(s->region, peer_sleep_off), relaxed) != 0u &&
-        SRNG_XCHG(srng_u32_at(s->region, peer_sleep_off), 0u, relaxed) != 0u)
-        srng_wake(s, srng_u32_at(s->region, peer_sleep_off));
+    srng_wake_sleeper(s, srng_u32_at(s->region, peer_sleep_off));
 }
 
 /* ---- attach ------------------------------------------------------------ */
@@ -1413,15 +1424,12 @@ static void srng_release_to(shared_ring_consumer *c, uint64_t pos) {
     c->read_pos = pos;
     SRNG_STORE(srng_u64_at(c->s.region, SRNG_OFF_READ_POS), pos, release);
     word = srng_u32_at(c->s.region, SRNG_OFF_PRODUCER_SLEEPING);
-    if (c->s.fenceless)
-        SRNG_COMPILER_BARRIER();
-    else
-        SRNG_FENCE();
-    /* Wake the producer only once it has the room it asked for (hysteresis). */
+    srng_publish_barrier(&c->s);
+    /* Wake the producer only once it has the room it asked for (hysteresis);
+       acquire: its wake position was stored before its announcement. */
     if (SRNG_LOAD(word, acquire) != 0u &&
-        pos >= SRNG_LOAD(srng_u64_at(c->s.region, SRNG_OFF_PRODUCER_WAKE_POS), relaxed) &&
-        SRNG_XCHG(word, 0u, relaxed) != 0u)
-        srng_wake(&c->s, word);
+        pos >= SRNG_LOAD(srng_u64_at(c->s.region, SRNG_OFF_PRODUCER_WAKE_POS), relaxed))
+        srng_wake_sleeper(&c->s, word);
 }
 
 /* Is a message (or the end of the stream) there? 1 = data, CLOSED, 0 = no. */
