@@ -996,6 +996,15 @@ static int srng_attach_side(shared_ring_side *s, void *region, size_t region_siz
     return SHARED_RING_OK;
 }
 
+/* Is this an attached handle of that side? (Both handles have one size,
+   so reading the magic of a wrong-side handle stays in bounds.) */
+static int srng_is_producer(const shared_ring_producer *p) {
+    return p != NULL && p->s.magic == SRNG_PRODUCER_MAGIC;
+}
+static int srng_is_consumer(const shared_ring_consumer *c) {
+    return c != NULL && c->s.magic == SRNG_CONSUMER_MAGIC;
+}
+
 /* ---- setup -------------------------------------------------------------- */
 
 SHARED_RING_API size_t shared_ring_region_size(size_t capacity) {
@@ -1076,7 +1085,7 @@ SHARED_RING_API int shared_ring_attach_consumer(shared_ring_consumer *c, void *r
 /* ---- producer ------------------------------------------------------------ */
 
 static int srng_producer_ok(const shared_ring_producer *p) {
-    if (p == NULL || p->s.magic != SRNG_PRODUCER_MAGIC) return SHARED_RING_ERR_HANDLE;
+    if (!srng_is_producer(p)) return SHARED_RING_ERR_HANDLE;
     if (p->s.broken) return SHARED_RING_ERR_CORRUPT;
     return SHARED_RING_OK;
 }
@@ -1153,10 +1162,9 @@ static int srng_reserve(shared_ring_producer *p, uint64_t need, uint64_t timeout
 /* Why a producer call may not write now: unattached handle, corrupt ring,
    open claim or closed stream. One test covers all on the fast path. */
 static int srng_write_gate(const shared_ring_producer *p) {
-    if (SRNG_LIKELY(p != NULL && p->s.magic == SRNG_PRODUCER_MAGIC &&
-                    (p->s.broken | p->claim_open | p->closed) == 0))
+    if (SRNG_LIKELY(srng_is_producer(p) && (p->s.broken | p->claim_open | p->closed) == 0))
         return SHARED_RING_OK;
-    if (p == NULL || p->s.magic != SRNG_PRODUCER_MAGIC) return SHARED_RING_ERR_HANDLE;
+    if (!srng_is_producer(p)) return SHARED_RING_ERR_HANDLE;
     if (p->s.broken) return SHARED_RING_ERR_CORRUPT;
     if (p->claim_open) return SHARED_RING_ERR_STATE;
     return SHARED_RING_CLOSED;
@@ -1226,7 +1234,7 @@ SHARED_RING_API int shared_ring_claim(shared_ring_producer *p, size_t len, uint6
 }
 
 SHARED_RING_API int shared_ring_commit(shared_ring_producer *p, size_t len) {
-    if (p == NULL || p->s.magic != SRNG_PRODUCER_MAGIC) return SHARED_RING_ERR_HANDLE;
+    if (!srng_is_producer(p)) return SHARED_RING_ERR_HANDLE;
     if (!p->claim_open) return SHARED_RING_ERR_STATE;
     if (len > p->claim_len) return SHARED_RING_ERR_TOO_BIG;
     p->claim_open = 0;
@@ -1235,7 +1243,7 @@ SHARED_RING_API int shared_ring_commit(shared_ring_producer *p, size_t len) {
 }
 
 SHARED_RING_API int shared_ring_abort(shared_ring_producer *p) {
-    if (p == NULL || p->s.magic != SRNG_PRODUCER_MAGIC) return SHARED_RING_ERR_HANDLE;
+    if (!srng_is_producer(p)) return SHARED_RING_ERR_HANDLE;
     if (!p->claim_open) return SHARED_RING_ERR_STATE;
     p->claim_open = 0;
     return SHARED_RING_OK;
@@ -1335,7 +1343,7 @@ SHARED_RING_API int shared_ring_close(shared_ring_producer *p) {
 /* ---- consumer ------------------------------------------------------------ */
 
 static int srng_consumer_ok(const shared_ring_consumer *c) {
-    if (c == NULL || c->s.magic != SRNG_CONSUMER_MAGIC) return SHARED_RING_ERR_HANDLE;
+    if (!srng_is_consumer(c)) return SHARED_RING_ERR_HANDLE;
     if (c->s.broken) return SHARED_RING_ERR_CORRUPT;
     return SHARED_RING_OK;
 }
@@ -1507,7 +1515,7 @@ SHARED_RING_API int shared_ring_peek(shared_ring_consumer *c, shared_ring_messag
 
 SHARED_RING_API int shared_ring_release(shared_ring_consumer *c) {
     int released;
-    if (c == NULL || c->s.magic != SRNG_CONSUMER_MAGIC) return SHARED_RING_ERR_HANDLE;
+    if (!srng_is_consumer(c)) return SHARED_RING_ERR_HANDLE;
     released = c->peeked > INT_MAX ? INT_MAX : (int)c->peeked;
     c->peeked = 0;
     srng_release_to(c, c->peek_pos);
@@ -1518,7 +1526,7 @@ SHARED_RING_API int shared_ring_release(shared_ring_consumer *c) {
 
 SHARED_RING_API int shared_ring_producer_stats(const shared_ring_producer *p,
                                                shared_ring_stats *out) {
-    if (p == NULL || p->s.magic != SRNG_PRODUCER_MAGIC) return SHARED_RING_ERR_HANDLE;
+    if (!srng_is_producer(p)) return SHARED_RING_ERR_HANDLE;
     if (out == NULL) return SHARED_RING_ERR_ARG;
     *out = p->s.stats;
     return SHARED_RING_OK;
@@ -1526,18 +1534,18 @@ SHARED_RING_API int shared_ring_producer_stats(const shared_ring_producer *p,
 
 SHARED_RING_API int shared_ring_consumer_stats(const shared_ring_consumer *c,
                                                shared_ring_stats *out) {
-    if (c == NULL || c->s.magic != SRNG_CONSUMER_MAGIC) return SHARED_RING_ERR_HANDLE;
+    if (!srng_is_consumer(c)) return SHARED_RING_ERR_HANDLE;
     if (out == NULL) return SHARED_RING_ERR_ARG;
     *out = c->s.stats;
     return SHARED_RING_OK;
 }
 
 SHARED_RING_API size_t shared_ring_producer_max_message(const shared_ring_producer *p) {
-    return p != NULL && p->s.magic == SRNG_PRODUCER_MAGIC ? p->s.max_message : 0u;
+    return srng_is_producer(p) ? p->s.max_message : 0u;
 }
 
 SHARED_RING_API size_t shared_ring_consumer_max_message(const shared_ring_consumer *c) {
-    return c != NULL && c->s.magic == SRNG_CONSUMER_MAGIC ? c->s.max_message : 0u;
+    return srng_is_consumer(c) ? c->s.max_message : 0u;
 }
 
 SHARED_RING_API const char *shared_ring_wait_method(void) {
