@@ -998,11 +998,11 @@ static int srng_attach_side(shared_ring_side *s, void *region, size_t region_siz
 
 /* Is this an attached handle of that side? (Both handles have one size,
    so reading the magic of a wrong-side handle stays in bounds.) */
-static int srng_is_producer(const shared_ring_producer *p) {
-    return p != NULL && p->s.magic == SRNG_PRODUCER_MAGIC;
+SRNG_INLINE int srng_is_producer(const shared_ring_producer *p) {
+    return SRNG_LIKELY(p != NULL) && SRNG_LIKELY(p->s.magic == SRNG_PRODUCER_MAGIC);
 }
-static int srng_is_consumer(const shared_ring_consumer *c) {
-    return c != NULL && c->s.magic == SRNG_CONSUMER_MAGIC;
+SRNG_INLINE int srng_is_consumer(const shared_ring_consumer *c) {
+    return SRNG_LIKELY(c != NULL) && SRNG_LIKELY(c->s.magic == SRNG_CONSUMER_MAGIC);
 }
 
 /* ---- setup -------------------------------------------------------------- */
@@ -1162,7 +1162,7 @@ static int srng_reserve(shared_ring_producer *p, uint64_t need, uint64_t timeout
 /* Why a producer call may not write now: unattached handle, corrupt ring,
    open claim or closed stream. One test covers all on the fast path. */
 static int srng_write_gate(const shared_ring_producer *p) {
-    if (SRNG_LIKELY(srng_is_producer(p) && (p->s.broken | p->claim_open | p->closed) == 0))
+    if (srng_is_producer(p) && SRNG_LIKELY((p->s.broken | p->claim_open | p->closed) == 0))
         return SHARED_RING_OK;
     if (!srng_is_producer(p)) return SHARED_RING_ERR_HANDLE;
     if (p->s.broken) return SHARED_RING_ERR_CORRUPT;
