@@ -853,8 +853,6 @@ static int srng_asymmetric_barrier(void) {
 #define SRNG_COMPILER_BARRIER() atomic_signal_fence(memory_order_seq_cst)
 #endif
 
-/* After publishing a position: if the peer announced that it sleeps, wake
-   it. The barrier orders our position store before the load of its word. */
 /* Order our position store before the load of the peer's sleeping word:
    a full fence, or only the compiler's when the sleeper's membarrier does
    the fencing for us. */
@@ -871,6 +869,7 @@ static void srng_wake_sleeper(shared_ring_side *s, srng_au32 *word) {
     if (SRNG_LOAD(word, relaxed) != 0u && SRNG_XCHG(word, 0u, relaxed) != 0u) srng_wake(s, word);
 }
 
+/* After publishing a position: if the peer announced that it sleeps, wake it. */
 static void srng_wake_if_sleeping(shared_ring_side *s, srng_au32 *word) {
     srng_publish_barrier(s);
     srng_wake_sleeper(s, word);
@@ -912,7 +911,6 @@ static int srng_block(shared_ring_side *s, srng_au32 *word, srng_au32 *peer_fenc
         r = ready(ctx);
         if (r != 0) break;
         srng_sleep(s, word, left);
-        SRNG_STORE(word, 0u, relaxed);
         r = ready(ctx);
         if (r != 0) break;
         elapsed = SHARED_RING_NOW_NS() - start;
@@ -1397,6 +1395,7 @@ static int srng_deliver(shared_ring_consumer *c, shared_ring_read_fn fn, void *u
     while (count < INT_MAX) {
         uint32_t len;
         uint64_t rec;
+        const unsigned char *payload;
         if (pos == end) {
             /* Only padding so far: look again rather than report "empty"
                while newer messages may already be published. */
@@ -1407,11 +1406,11 @@ static int srng_deliver(shared_ring_consumer *c, shared_ring_read_fn fn, void *u
             if (pos == end) break;
         }
         rec = srng_record_at(c, pos, end, &len);
-        const unsigned char *payload = c->s.data + (pos & c->s.mask) + SRNG_REC_HEADER;
         if (rec == 0) {
             r = SHARED_RING_ERR_CORRUPT;
             break;
         }
+        payload = c->s.data + (pos & c->s.mask) + SRNG_REC_HEADER;
         pos += rec;
         if (len == SRNG_PAD_LEN) continue;
         count++;
