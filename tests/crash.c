@@ -74,17 +74,6 @@ static void produce_forever(void *region, size_t size) {
     }
 }
 
-typedef struct view {
-    uint64_t delivered, bad;
-} view;
-
-static int check_message(void *user, const void *data, size_t len) {
-    view *v = (view *)user;
-    if (!message_check(v->delivered, (const unsigned char *)data, len, MAX_LEN)) v->bad++;
-    v->delivered++;
-    return 0;
-}
-
 TEST(killed_producer_leaves_whole_messages_then_a_timeout) {
     int round, hung = 0, bad_end = 0;
     uint64_t total = 0, bad = 0;
@@ -92,7 +81,7 @@ TEST(killed_producer_leaves_whole_messages_then_a_timeout) {
         size_t size;
         void *region = new_region(&size);
         shared_ring_consumer c;
-        view v = { 0, 0 };
+        message_tally v = { 0, 0, MAX_LEN };
         pid_t child;
         long run_us = (long)(message_mix((uint64_t)round) % 3000u);
         uint64_t start;
@@ -105,7 +94,7 @@ TEST(killed_producer_leaves_whole_messages_then_a_timeout) {
         start = (uint64_t)time(NULL);
         /* Read while it runs, then kill it without warning. */
         while ((long)((uint64_t)time(NULL) - start) < 1 && v.delivered < 200000u) {
-            r = shared_ring_read(&c, check_message, &v, 1000000u);
+            r = shared_ring_read(&c, message_tally_check, &v, 1000000u);
             if (r < 0 && r != SHARED_RING_TIMEOUT) break;
             if (run_us-- <= 0) break;
         }
@@ -113,7 +102,7 @@ TEST(killed_producer_leaves_whole_messages_then_a_timeout) {
         waitpid(child, NULL, 0);
         start = (uint64_t)time(NULL);
         do {
-            r = shared_ring_read(&c, check_message, &v, AFTER_KILL_TIMEOUT_NS);
+            r = shared_ring_read(&c, message_tally_check, &v, AFTER_KILL_TIMEOUT_NS);
         } while (r >= 0 && (uint64_t)time(NULL) - start < 5);
         if (r >= 0) hung++;
         if (r != SHARED_RING_TIMEOUT) bad_end++;
@@ -142,9 +131,9 @@ TEST(killed_consumer_leaves_the_producer_with_full_and_timeout) {
         child = fork();
         if (child == 0) {
             shared_ring_consumer c;
-            view v = { 0, 0 };
+            message_tally v = { 0, 0, MAX_LEN };
             if (shared_ring_attach_consumer(&c, region, size, NULL) != SHARED_RING_OK) _exit(3);
-            for (;;) shared_ring_read(&c, check_message, &v, SHARED_RING_FOREVER);
+            for (;;) shared_ring_read(&c, message_tally_check, &v, SHARED_RING_FOREVER);
         }
         CHECK_EQ(shared_ring_attach_producer(&p, region, size, NULL), SHARED_RING_OK);
         for (i = 0; i < (int)(message_mix((uint64_t)round) % 500u); i++) {

@@ -43,23 +43,12 @@ static int produce(void *mem, size_t size, uint64_t count) {
     return shared_ring_close(&p) == SHARED_RING_OK ? 0 : 4;
 }
 
-typedef struct view {
-    uint64_t delivered, bad;
-} view;
-
-static int check(void *user, const void *data, size_t len) {
-    view *v = (view *)user;
-    if (!message_check(v->delivered, (const unsigned char *)data, len, MAX_LEN)) v->bad++;
-    v->delivered++;
-    return 0;
-}
-
 static int consume(void *mem, size_t size, uint64_t count) {
     shared_ring_consumer c;
-    view v = { 0, 0 };
+    message_tally v = { 0, 0, MAX_LEN };
     int r;
     if (shared_ring_attach_consumer(&c, mem, size, NULL) != SHARED_RING_OK) return 2;
-    while ((r = shared_ring_read(&c, check, &v, 10000000000ull)) >= 0) {
+    while ((r = shared_ring_read(&c, message_tally_check, &v, 10000000000ull)) >= 0) {
     }
     printf("cross_abi: %u-bit consumer got %llu of %llu messages, %llu bad, ended with %s\n",
            (unsigned)(sizeof(void *) * 8), (unsigned long long)v.delivered,

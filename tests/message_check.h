@@ -72,4 +72,19 @@ static int message_check(uint64_t seq, const unsigned char *p, size_t len, size_
     }
 }
 
+/* What a consumer saw: messages delivered, and how many failed their check. */
+typedef struct message_tally {
+    uint64_t delivered, bad;
+    size_t max_len; /* the max_len the producer used */
+} message_tally;
+
+/* A read callback (the shape of shared_ring_read_fn): each message must be
+   the next one in sequence. */
+static int message_tally_check(void *user, const void *data, size_t len) {
+    message_tally *t = (message_tally *)user;
+    if (!message_check(t->delivered, (const unsigned char *)data, len, t->max_len)) t->bad++;
+    t->delivered++;
+    return 0;
+}
+
 #endif

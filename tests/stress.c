@@ -36,8 +36,7 @@ typedef struct run {
     size_t size;
     mode how;
     int attach_failed;
-    uint64_t delivered;
-    uint64_t bad;
+    message_tally seen;
     int end_result;
 } run;
 
@@ -90,13 +89,6 @@ static void *producer_thread(void *arg) {
 
 /* ---- consumer -------------------------------------------------------------- */
 
-static int check_message(void *user, const void *data, size_t len) {
-    run *r = (run *)user;
-    if (!message_check(r->delivered, (const unsigned char *)data, len, MAX_LEN)) r->bad++;
-    r->delivered++;
-    return 0;
-}
-
 /* Blocking batch reads, polling batch reads, or the pull API, by mode. */
 static void consume_all(run *r) {
     shared_ring_consumer c;
@@ -107,15 +99,15 @@ static void consume_all(run *r) {
     }
     for (;;) {
         if (r->how == MODE_BLOCKING) {
-            n = shared_ring_read(&c, check_message, r, SHARED_RING_FOREVER);
+            n = shared_ring_read(&c, message_tally_check, &r->seen, SHARED_RING_FOREVER);
         } else if (r->how == MODE_TRY) {
-            n = shared_ring_read_some(&c, check_message, r);
+            n = shared_ring_read_some(&c, message_tally_check, &r->seen);
             if (n == 0) sched_yield();
         } else {
             shared_ring_message m;
             n = shared_ring_wait(&c, SHARED_RING_FOREVER);
             while (n == SHARED_RING_OK && (n = shared_ring_peek(&c, &m)) == SHARED_RING_OK)
-                check_message(r, m.data, m.len);
+                message_tally_check(&r->seen, m.data, m.len);
             shared_ring_release(&c);
             if (n == SHARED_RING_EMPTY) n = 0;
         }
@@ -151,16 +143,17 @@ static void free_region(void *mem, size_t size) {
 static void check_run(const run *r) {
     CHECK_EQ(r->attach_failed, 0);
     CHECK_EQ(r->end_result, SHARED_RING_CLOSED);
-    CHECK_EQ(r->delivered, messages);
-    CHECK_EQ(r->bad, 0);
-    printf("  %-40s %llu messages, %llu bad\n", harness_current, (unsigned long long)r->delivered,
-           (unsigned long long)r->bad);
+    CHECK_EQ(r->seen.delivered, messages);
+    CHECK_EQ(r->seen.bad, 0);
+    printf("  %-40s %llu messages, %llu bad\n", harness_current,
+           (unsigned long long)r->seen.delivered, (unsigned long long)r->seen.bad);
 }
 
 static void between_threads(mode how) {
     run r;
     pthread_t t;
     memset(&r, 0, sizeof r);
+    r.seen.max_len = MAX_LEN;
     r.how = how;
     r.region = alloc_region(&r.size);
     CHECK(r.region != NULL);
@@ -178,6 +171,7 @@ static void between_processes(mode how) {
     pid_t child;
     int status = 0;
     memset(&r, 0, sizeof r);
+    r.seen.max_len = MAX_LEN;
     r.how = how;
     r.region = alloc_region(&r.size);
     CHECK(r.region != NULL);
