@@ -856,7 +856,7 @@ static int srng_asymmetric_barrier(void) {
 /* Order our position store before the load of the peer's sleeping word:
    a full fence, or only the compiler's when the sleeper's membarrier does
    the fencing for us. */
-static void srng_publish_barrier(const shared_ring_side *s) {
+SRNG_INLINE void srng_publish_barrier(const shared_ring_side *s) {
     if (s->fenceless)
         SRNG_COMPILER_BARRIER();
     else
@@ -865,12 +865,12 @@ static void srng_publish_barrier(const shared_ring_side *s) {
 
 /* Wake the peer sleeping on `word`, if it announced itself; whoever swaps
    the 1 out makes the one wake-up call. */
-static void srng_wake_sleeper(shared_ring_side *s, srng_au32 *word) {
+SRNG_INLINE void srng_wake_sleeper(shared_ring_side *s, srng_au32 *word) {
     if (SRNG_LOAD(word, relaxed) != 0u && SRNG_XCHG(word, 0u, relaxed) != 0u) srng_wake(s, word);
 }
 
 /* After publishing a position: if the peer announced that it sleeps, wake it. */
-static void srng_wake_if_sleeping(shared_ring_side *s, srng_au32 *word) {
+SRNG_INLINE void srng_wake_if_sleeping(shared_ring_side *s, srng_au32 *word) {
     srng_publish_barrier(s);
     srng_wake_sleeper(s, word);
 }
@@ -1088,7 +1088,7 @@ static int srng_producer_ok(const shared_ring_producer *p) {
     return SHARED_RING_OK;
 }
 
-static void srng_publish(shared_ring_producer *p) {
+SRNG_INLINE void srng_publish(shared_ring_producer *p) {
     if (p->published == p->write_pos) return;
     p->published = p->write_pos;
     SRNG_STORE(srng_u64_at(p->s.region, SRNG_OFF_WRITE_POS), p->write_pos, release);
