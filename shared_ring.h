@@ -1,4 +1,4 @@
-/* shared_ring.h - v0.1.0 - single-producer single-consumer message ring over
+/* shared_ring.h - v0.2.0 - single-producer single-consumer message ring over
    caller-supplied (shared) memory. MIT license, see the end of this file.
    Project: https://example.invalid/shared_ring  (placeholder)
 
@@ -210,10 +210,10 @@
 #define SHARED_RING_H
 
 #define SHARED_RING_VERSION_MAJOR 0
-#define SHARED_RING_VERSION_MINOR 1
+#define SHARED_RING_VERSION_MINOR 2
 #define SHARED_RING_VERSION_PATCH 0
-#define SHARED_RING_VERSION "0.1.0"
-#define SHARED_RING_LAYOUT_VERSION 1u
+#define SHARED_RING_VERSION "0.2.0"
+#define SHARED_RING_LAYOUT_VERSION 2u
 #define SHARED_RING_MAGIC 0x53524E47u
 
 #include <stddef.h>
@@ -236,7 +236,7 @@ extern "C" {
 #endif
 
 /* Bytes before the data area in every region. */
-#define SHARED_RING_HEADER_SIZE 512u
+#define SHARED_RING_HEADER_SIZE 1024u
 /* Pass as a timeout to wait as long as it takes. 0 means "do not wait". */
 #define SHARED_RING_FOREVER UINT64_MAX
 
@@ -268,20 +268,26 @@ typedef void (*shared_ring_wake_fn)(void *user, void *addr);
 /* Attach-time tuning. Start from SHARED_RING_OPTIONS_INIT; passing NULL to an
    attach function means exactly these defaults. */
 typedef struct shared_ring_options {
-    uint32_t spin_count;      /* pause rounds before sleeping */
+    uint32_t spin_ns;         /* spin this long (ns) before sleeping */
     uint32_t resume_percent;  /* producer: after FULL, resume when this % of
                                  the capacity is free (0..100; 0 = as soon as
                                  the message fits, i.e. no hysteresis) */
+    uint32_t cork_limit;      /* producer: a corked batch is published once
+                                 it holds this many bytes (0: only at
+                                 uncork, flush, close or a wait) */
     shared_ring_wait_fn wait; /* both NULL: built-in OS waits */
     shared_ring_wake_fn wake;
     void *hook_user; /* passed to wait and wake */
 } shared_ring_options;
 
-#ifndef SHARED_RING_DEFAULT_SPIN
-#define SHARED_RING_DEFAULT_SPIN 512u
+#ifndef SHARED_RING_DEFAULT_SPIN_NS
+#define SHARED_RING_DEFAULT_SPIN_NS 50000u
+#endif
+#ifndef SHARED_RING_DEFAULT_CORK_LIMIT
+#define SHARED_RING_DEFAULT_CORK_LIMIT 65536u
 #endif
 #define SHARED_RING_OPTIONS_INIT \
-    { SHARED_RING_DEFAULT_SPIN, 50u, NULL, NULL, NULL }
+    { SHARED_RING_DEFAULT_SPIN_NS, 50u, SHARED_RING_DEFAULT_CORK_LIMIT, NULL, NULL, NULL }
 
 /* Per-side counters, kept in the handle (no shared writes). */
 typedef struct shared_ring_stats {
@@ -303,7 +309,7 @@ typedef struct shared_ring_side {
     uint64_t mask;
     uint32_t max_message;
     uint32_t magic; /* which side this handle is, once attached */
-    uint32_t spin_count;
+    uint32_t spin_ns;
     uint32_t broken;    /* 1 once corruption was seen: sticky */
     uint32_t fenceless; /* 1: peers sleep behind membarrier, we don't fence */
     shared_ring_wait_fn wait;
@@ -316,10 +322,20 @@ typedef struct shared_ring_side {
 typedef struct shared_ring_producer {
     shared_ring_side s;
     uint64_t write_pos;   /* local end of written records */
-    uint64_t published;   /* last write_pos stored to the region */
+    uint64_t published;   /* end of what the consumer may see */
+    uint64_t pending;     /* header word held back for the record at
+                             `published` while write_pos is beyond it */
     uint64_t read_cache;  /* last read_pos seen */
     uint64_t resume_free; /* hysteresis threshold in bytes */
     uint64_t claim_len;   /* bytes of the open claim */
+    uint64_t cork_limit;  /* publish a corked batch at this many bytes */
+    uint64_t fast_end;    /* a record ending at or before this position
+                             may be written without any other check: the
+                             end of the lap and of the known free space,
+                             or write_pos while FULL is latched */
+    uint32_t open;        /* the producer magic while writes may go ahead
+                             (attached, no claim, not closed, not broken),
+                             so the hot path tests one word */
     uint32_t claim_open;
     uint32_t cork_depth;
     uint32_t full_latched; /* FULL was reported; wait for resume_free */
@@ -331,11 +347,11 @@ typedef struct shared_ring_consumer {
     shared_ring_side s;
     uint64_t read_pos;    /* last read_pos stored to the region */
     uint64_t peek_pos;    /* next record to hand out */
-    uint64_t write_cache; /* last write_pos seen (validated) */
+    uint64_t write_cache; /* largest write_pos seen (validated) */
     uint32_t peeked;      /* messages handed out by peek, not released */
-    uint32_t reserved[7]; /* same size as a producer handle, so a handle
-                                of the wrong side is caught by its magic
-                                without reading past it */
+    uint32_t reserved[14]; /* same size as a producer handle, so a handle
+                              of the wrong side is caught by its magic
+                              without reading past it */
 } shared_ring_consumer;
 
 /* A message handed out by shared_ring_peek(). `data` points into the ring,
@@ -577,18 +593,23 @@ enum {
     SRNG_OFF_DATA_OFFSET = 20,
     SRNG_OFF_WRITE_POS = 128,
     SRNG_OFF_CLOSED = 136,
-    SRNG_OFF_PRODUCER_FENCELESS = 140,
     SRNG_OFF_READ_POS = 256,
     SRNG_OFF_CORRUPT = 264,
-    SRNG_OFF_CONSUMER_FENCELESS = 268,
     SRNG_OFF_CONSUMER_SLEEPING = 384,
-    SRNG_OFF_PRODUCER_SLEEPING = 388,
-    SRNG_OFF_PRODUCER_WAKE_POS = 392
+    SRNG_OFF_CONSUMER_FENCELESS = 388,
+    SRNG_OFF_PRODUCER_SLEEPING = 512,
+    SRNG_OFF_PRODUCER_FENCELESS = 516,
+    SRNG_OFF_PRODUCER_WAKE_POS = 520
 };
+/* Each 128-byte block (an adjacent-line prefetch pair) has one writer and
+   one pace: what a side writes per message or per batch never shares a
+   block with what the other side reads per message. */
 SRNG_STATIC_ASSERT(SRNG_OFF_READ_POS - SRNG_OFF_WRITE_POS == 128,
-                   "producer and consumer words must be a cache-line pair apart");
+                   "producer and consumer positions must be a cache-line pair apart");
 SRNG_STATIC_ASSERT(SRNG_OFF_CONSUMER_SLEEPING - SRNG_OFF_READ_POS == 128,
-                   "wait words must not share the consumer's lines");
+                   "the word the producer reads per message must not share read_pos's lines");
+SRNG_STATIC_ASSERT(SRNG_OFF_PRODUCER_SLEEPING - SRNG_OFF_CONSUMER_SLEEPING == 128,
+                   "each side's wait words in a block of their own");
 SRNG_STATIC_ASSERT(SRNG_OFF_PRODUCER_WAKE_POS % 8 == 0, "64-bit fields 8-aligned");
 SRNG_STATIC_ASSERT(SHARED_RING_HEADER_SIZE % 128 == 0, "data area on a line pair");
 
@@ -605,6 +626,7 @@ SRNG_STATIC_ASSERT(SHARED_RING_HEADER_SIZE % 128 == 0, "data area on a line pair
 
 #define SRNG_PAD_LEN 0xFFFFFFFFu
 #define SRNG_REC_HEADER 8u
+#define SRNG_REC_BAD 1u /* srng_record_at: corrupt (never a record size) */
 #define SRNG_MIN_CAPACITY 64u
 #define SRNG_MAX_MESSAGE_LIMIT 0x7FFFFFF8u
 #define SRNG_PRODUCER_MAGIC 0x50524f44u
@@ -637,6 +659,20 @@ static void srng_put64(unsigned char *region, unsigned off, uint64_t v) {
 
 static uint64_t srng_record_size(uint64_t len) {
     return SRNG_REC_HEADER + ((len + 7u) & ~(uint64_t)7u);
+}
+
+/* The tag a record header carries says "published at this position": the
+   low 32 bits of the position with bit 0 set (positions are multiples of 8).
+   It is never 0, so the zero word the producer leaves where its next record
+   will go (and any zeroed memory) never reads as a record; and it changes
+   with the position, so a header left from an earlier lap (of a ring below
+   4 GiB) does not match either. */
+SRNG_INLINE uint32_t srng_tag(uint64_t pos) { return (uint32_t)pos | 1u; }
+
+/* A record header is one 64-bit word: length in the low half, tag in the
+   high half, stored in one piece so the consumer can never see a torn one. */
+SRNG_INLINE uint64_t srng_header(uint64_t pos, uint32_t len) {
+    return (uint64_t)srng_tag(pos) << 32 | len;
 }
 
 static int srng_is_pow2(uint64_t x) { return x != 0 && (x & (x - 1)) == 0; }
@@ -879,25 +915,49 @@ SRNG_INLINE void srng_wake_if_sleeping(shared_ring_side *s, srng_au32 *word) {
    waiting, or a negative result to stop with. */
 typedef int (*srng_ready_fn)(void *ctx);
 
-/* The one waiting loop both sides use: spin with the pause hint, then
-   announce in `word` and sleep. The announce / barrier / re-check order
-   pairs with srng_wake_if_sleeping() on the other side (Dekker's pattern:
-   either we see its new position or it sees our announcement), so no
-   wake-up is lost. `peer_fenceless` is the peer's mode word. */
+/* Pause rounds between two looks at the clock while spinning: the clock
+   costs tens of ns, a pause from a few ns to over 100 depending on the CPU,
+   so the budget is kept to within a few microseconds either way. */
+#define SRNG_SPIN_CLOCK_ROUNDS 32u
+
+/* Spin with the pause hint until ready() says something or `budget_ns`
+   (measured from `start`) is spent. Returns ready()'s answer, 0 if none. */
+static int srng_spin(srng_ready_fn ready, void *ctx, uint64_t start, uint64_t budget_ns) {
+    uint32_t i;
+    int r;
+    for (i = 1;; i++) {
+        srng_cpu_relax();
+        r = ready(ctx);
+        if (r != 0) return r;
+        if (i % SRNG_SPIN_CLOCK_ROUNDS == 0 && SHARED_RING_NOW_NS() - start >= budget_ns) return 0;
+    }
+}
+
+/* The one waiting loop both sides use: spin for spin_ns with the pause
+   hint (time, not a count of pauses: a pause costs 10x more on some CPUs
+   than on others), then announce in `word` and sleep. The announce /
+   barrier / re-check order pairs with srng_wake_if_sleeping() on the other
+   side (Dekker's pattern: either we see its new position or it sees our
+   announcement), so no wake-up is lost. `peer_fenceless` is the peer's
+   mode word. */
 static int srng_block(shared_ring_side *s, srng_au32 *word, srng_au32 *peer_fenceless,
                       srng_ready_fn ready, void *ctx, uint64_t timeout_ns) {
     uint64_t start, elapsed = 0;
-    uint32_t i;
     int r = ready(ctx);
     if (r != 0) return r;
     if (timeout_ns == 0) return SHARED_RING_TIMEOUT;
     s->stats.waits++;
-    for (i = 0; i < s->spin_count; i++) {
-        srng_cpu_relax();
-        r = ready(ctx);
-        if (r != 0) return r;
-    }
     start = SHARED_RING_NOW_NS();
+    if (s->spin_ns != 0) {
+        r = srng_spin(ready, ctx, start,
+                      s->spin_ns < timeout_ns ? s->spin_ns : timeout_ns);
+        if (r == 0 && s->spin_ns >= timeout_ns) r = SHARED_RING_TIMEOUT;
+        if (r != 0) {
+            s->stats.wait_ns += SHARED_RING_NOW_NS() - start;
+            return r;
+        }
+        elapsed = SHARED_RING_NOW_NS() - start;
+    }
     for (;;) {
         uint64_t left =
             timeout_ns == SHARED_RING_FOREVER ? SHARED_RING_FOREVER : timeout_ns - elapsed;
@@ -935,20 +995,36 @@ static void srng_announce_mode(shared_ring_side *s, unsigned own_off, unsigned p
 
 /* ---- attach ------------------------------------------------------------ */
 
-static int srng_check_region(const void *region, size_t region_size) {
+/* The format-time header as attach read it: each word once, into locals,
+   so a peer that rewrites the header while we attach cannot make us use a
+   value other than the one we checked. */
+typedef struct srng_geometry {
+    uint64_t capacity;
+    uint32_t max_message;
+} srng_geometry;
+
+static int srng_read_geometry(const void *region, size_t region_size, srng_geometry *g) {
     const unsigned char *r = (const unsigned char *)region;
     uint64_t cap;
+    uint32_t max;
     if (region == NULL) return SHARED_RING_ERR_ARG;
     if (((uintptr_t)region & 7u) != 0) return SHARED_RING_ERR_ALIGN;
     if (region_size < SHARED_RING_HEADER_SIZE) return SHARED_RING_ERR_SIZE;
-    if (srng_get32(r, SRNG_OFF_MAGIC) != SHARED_RING_MAGIC) return SHARED_RING_ERR_MAGIC;
+    /* acquire pairs with format's release of the magic: a formatted header
+       is seen whole. */
+    if (SRNG_LOAD(srng_u32_at((unsigned char *)region, SRNG_OFF_MAGIC), acquire) !=
+        SHARED_RING_MAGIC)
+        return SHARED_RING_ERR_MAGIC;
     if (srng_get32(r, SRNG_OFF_VERSION) != SHARED_RING_LAYOUT_VERSION)
         return SHARED_RING_ERR_VERSION;
     cap = srng_get64(r, SRNG_OFF_CAPACITY);
+    max = srng_get32(r, SRNG_OFF_MAX_MESSAGE);
     if (!srng_capacity_ok(cap) || srng_get32(r, SRNG_OFF_DATA_OFFSET) != SHARED_RING_HEADER_SIZE ||
-        srng_get32(r, SRNG_OFF_MAX_MESSAGE) > srng_max_message_for(cap))
+        max > srng_max_message_for(cap))
         return SHARED_RING_ERR_CORRUPT;
     if ((uint64_t)region_size - SHARED_RING_HEADER_SIZE < cap) return SHARED_RING_ERR_SIZE;
+    g->capacity = cap;
+    g->max_message = max;
     return SHARED_RING_OK;
 }
 
@@ -958,39 +1034,27 @@ static int srng_positions_ok(uint64_t read_pos, uint64_t write_pos, uint64_t cap
     return ((read_pos | write_pos) & 7u) == 0 && write_pos - read_pos <= cap;
 }
 
-/* What attach found in the region, for the side-specific part. */
-typedef struct srng_attach_info {
-    uint64_t write_pos, read_pos;
-    uint32_t resume_percent;
-} srng_attach_info;
-
 /* Validate the region and options and fill the common part of a handle.
-   The handle's magic is set last, so a failed attach leaves it unusable. */
+   The handle's magic is set by the caller last, so a failed attach leaves
+   the handle unusable. */
 static int srng_attach_side(shared_ring_side *s, void *region, size_t region_size,
-                            const shared_ring_options *opt, uint32_t magic,
-                            srng_attach_info *info) {
+                            const shared_ring_options *opt) {
     shared_ring_options defaults = SHARED_RING_OPTIONS_INIT;
-    int r = srng_check_region(region, region_size);
+    srng_geometry g;
+    int r = srng_read_geometry(region, region_size, &g);
     if (r != SHARED_RING_OK) return r;
     if (opt == NULL) opt = &defaults;
     if (opt->resume_percent > 100u || (opt->wait == NULL) != (opt->wake == NULL))
         return SHARED_RING_ERR_ARG;
     s->region = (unsigned char *)region;
     s->data = s->region + SHARED_RING_HEADER_SIZE;
-    /* Read once: later changes to the header by a peer cannot move our bounds. */
-    s->capacity = srng_get64(s->region, SRNG_OFF_CAPACITY);
-    s->mask = s->capacity - 1u;
-    s->max_message = srng_get32(s->region, SRNG_OFF_MAX_MESSAGE);
-    s->spin_count = opt->spin_count;
+    s->capacity = g.capacity;
+    s->mask = g.capacity - 1u;
+    s->max_message = g.max_message;
+    s->spin_ns = opt->spin_ns;
     s->wait = opt->wait;
     s->wake = opt->wake;
     s->hook_user = opt->hook_user;
-    info->write_pos = SRNG_LOAD(srng_u64_at(s->region, SRNG_OFF_WRITE_POS), acquire);
-    info->read_pos = SRNG_LOAD(srng_u64_at(s->region, SRNG_OFF_READ_POS), acquire);
-    info->resume_percent = opt->resume_percent;
-    if (!srng_positions_ok(info->read_pos, info->write_pos, s->capacity))
-        return SHARED_RING_ERR_CORRUPT;
-    s->magic = magic;
     return SHARED_RING_OK;
 }
 
@@ -1001,6 +1065,46 @@ SRNG_INLINE int srng_is_producer(const shared_ring_producer *p) {
 }
 SRNG_INLINE int srng_is_consumer(const shared_ring_consumer *c) {
     return SRNG_LIKELY(c != NULL) && SRNG_LIKELY(c->s.magic == SRNG_CONSUMER_MAGIC);
+}
+
+/* ---- record headers in the data area ------------------------------------- */
+
+SRNG_INLINE srng_au64 *srng_slot(const shared_ring_side *s, uint64_t pos) {
+    return (srng_au64 *)(void *)(s->data + (pos & s->mask));
+}
+
+/* The record published at `pos`: its size in bytes, with its payload
+   length in *len (SRNG_PAD_LEN for padding, which runs to the end of the
+   data area); 0 when nothing is published there yet; SRNG_REC_BAD when the
+   header is impossible. The header word is loaded once (acquire: it was
+   stored after the payload) and only that copy is checked and used. */
+SRNG_INLINE uint64_t srng_record_at(const shared_ring_side *s, uint64_t pos, uint32_t *len) {
+    uint64_t off = pos & s->mask, room = s->capacity - off, rec;
+    uint64_t h = SRNG_LOAD(srng_slot(s, pos), acquire);
+    uint32_t n = (uint32_t)h;
+    if ((uint32_t)(h >> 32) != srng_tag(pos)) return 0;
+    *len = n;
+    if (SRNG_LIKELY(n <= s->max_message)) {
+        rec = srng_record_size(n);
+        return rec <= room ? rec : SRNG_REC_BAD;
+    }
+    /* Only padding may be longer; a legitimate producer never pads from
+       offset 0 (the record would fit there). */
+    return n == SRNG_PAD_LEN && off != 0 ? room : SRNG_REC_BAD;
+}
+
+/* Recompute fast_end after anything that moved write_pos across a lap,
+   read_cache, or the FULL latch. */
+static void srng_update_fast_end(shared_ring_producer *p) {
+    uint64_t lap_end = (p->write_pos | p->s.mask) + 1u;
+    uint64_t free_end = p->read_cache + p->s.capacity - SRNG_REC_HEADER;
+    p->fast_end = p->full_latched ? p->write_pos : lap_end < free_end ? lap_end : free_end;
+}
+
+/* Keep `open` in step with the state it summarizes; called after every
+   change of claim_open, closed or broken. */
+static void srng_update_open(shared_ring_producer *p) {
+    p->open = (p->s.broken | p->claim_open | p->closed) == 0 ? SRNG_PRODUCER_MAGIC : 0u;
 }
 
 /* ---- setup -------------------------------------------------------------- */
@@ -1029,13 +1133,18 @@ SHARED_RING_API int shared_ring_format(void *region, size_t region_size, size_t 
         return SHARED_RING_ERR_SIZE;
     if (max_message == 0) max_message = (size_t)srng_max_message_for(capacity);
     if (max_message > srng_max_message_for(capacity)) return SHARED_RING_ERR_ARG;
-    memset(r, 0, SHARED_RING_HEADER_SIZE);
+    /* Clear the magic first (an attach in progress sees "not formatted"),
+       then the rest of the header, the first record's header last. */
+    SRNG_STORE(srng_u32_at(r, SRNG_OFF_MAGIC), 0u, release);
+    memset(r + 4, 0, SHARED_RING_HEADER_SIZE - 4u);
     srng_put32(r, SRNG_OFF_VERSION, SHARED_RING_LAYOUT_VERSION);
     srng_put64(r, SRNG_OFF_CAPACITY, capacity);
     srng_put32(r, SRNG_OFF_MAX_MESSAGE, (uint32_t)max_message);
     srng_put32(r, SRNG_OFF_DATA_OFFSET, SHARED_RING_HEADER_SIZE);
     SRNG_STORE(srng_u64_at(r, SRNG_OFF_WRITE_POS), 0u, relaxed);
     SRNG_STORE(srng_u64_at(r, SRNG_OFF_READ_POS), 0u, relaxed);
+    /* Position 0 holds no record yet: its header word is 0 (never a tag). */
+    SRNG_STORE(srng_u64_at(r, SHARED_RING_HEADER_SIZE), 0u, relaxed);
     /* The magic goes last, with release order, so a peer that sees it also
        sees the rest of the header. */
     SRNG_STORE(srng_u32_at(r, SRNG_OFF_MAGIC), SHARED_RING_MAGIC, release);
@@ -1047,36 +1156,76 @@ SHARED_RING_API shared_ring_options shared_ring_default_options(void) {
     return o;
 }
 
+/* A restarted producer continues after the last published record. The
+   region's write_pos is stored just after a record's header, so a producer
+   that died in between leaves it one record (or corked batch) behind: walk
+   the published records from there, at most one capacity. Returns the end,
+   or SRNG_REC_BAD if what we find is impossible. */
+static uint64_t srng_find_end(const shared_ring_side *s, uint64_t write_pos, uint64_t read_pos) {
+    uint64_t pos = write_pos, rec;
+    uint32_t len;
+    if (((read_pos | write_pos) & 7u) != 0 ||
+        (write_pos >= read_pos ? write_pos - read_pos : read_pos - write_pos) > s->capacity)
+        return SRNG_REC_BAD;
+    for (;;) {
+        rec = srng_record_at(s, pos, &len);
+        if (rec == 0) break;
+        if (rec == SRNG_REC_BAD || rec > write_pos + s->capacity - pos) return SRNG_REC_BAD;
+        pos += rec;
+    }
+    return srng_positions_ok(read_pos, pos, s->capacity) ? pos : SRNG_REC_BAD;
+}
+
 SHARED_RING_API int shared_ring_attach_producer(shared_ring_producer *p, void *region,
                                                 size_t region_size,
                                                 const shared_ring_options *opt) {
-    srng_attach_info info;
+    uint64_t end, rd;
+    uint32_t percent;
     int r;
     if (p == NULL) return SHARED_RING_ERR_ARG;
     memset(p, 0, sizeof *p);
-    r = srng_attach_side(&p->s, region, region_size, opt, SRNG_PRODUCER_MAGIC, &info);
+    r = srng_attach_side(&p->s, region, region_size, opt);
     if (r != SHARED_RING_OK) return r;
-    p->write_pos = p->published = info.write_pos;
-    p->read_cache = info.read_pos;
+    percent = opt != NULL ? opt->resume_percent : 50u;
+    rd = SRNG_LOAD(srng_u64_at(p->s.region, SRNG_OFF_READ_POS), acquire);
+    end = srng_find_end(&p->s, SRNG_LOAD(srng_u64_at(p->s.region, SRNG_OFF_WRITE_POS), acquire),
+                        rd);
+    if (end == SRNG_REC_BAD) return SHARED_RING_ERR_CORRUPT;
+    p->write_pos = p->published = end;
+    p->read_cache = rd;
+    SRNG_STORE(srng_u64_at(p->s.region, SRNG_OFF_WRITE_POS), end, release);
     /* capacity * percent / 100 without overflowing 64 bits */
-    p->resume_free = p->s.capacity / 100u * info.resume_percent +
-                     p->s.capacity % 100u * info.resume_percent / 100u;
+    p->resume_free = p->s.capacity / 100u * percent + p->s.capacity % 100u * percent / 100u;
+    p->cork_limit = opt != NULL ? opt->cork_limit : SHARED_RING_DEFAULT_CORK_LIMIT;
+    if (p->cork_limit == 0) p->cork_limit = UINT64_MAX;
     p->closed = SRNG_LOAD(srng_u32_at(p->s.region, SRNG_OFF_CLOSED), acquire) != 0u;
+    srng_update_fast_end(p);
     srng_announce_mode(&p->s, SRNG_OFF_PRODUCER_FENCELESS, SRNG_OFF_CONSUMER_SLEEPING);
+    p->s.magic = SRNG_PRODUCER_MAGIC;
+    srng_update_open(p);
     return SHARED_RING_OK;
 }
 
 SHARED_RING_API int shared_ring_attach_consumer(shared_ring_consumer *c, void *region,
                                                 size_t region_size,
                                                 const shared_ring_options *opt) {
-    srng_attach_info info;
+    uint64_t rd, w;
     int r;
     if (c == NULL) return SHARED_RING_ERR_ARG;
     memset(c, 0, sizeof *c);
-    r = srng_attach_side(&c->s, region, region_size, opt, SRNG_CONSUMER_MAGIC, &info);
+    r = srng_attach_side(&c->s, region, region_size, opt);
     if (r != SHARED_RING_OK) return r;
-    c->read_pos = c->peek_pos = c->write_cache = info.read_pos;
+    rd = SRNG_LOAD(srng_u64_at(c->s.region, SRNG_OFF_READ_POS), acquire);
+    w = SRNG_LOAD(srng_u64_at(c->s.region, SRNG_OFF_WRITE_POS), acquire);
+    /* write_pos may lag read_pos by a record (see srng_find_end), never
+       lead it by more than the capacity. */
+    if (((rd | w) & 7u) != 0 || (w > rd && w - rd > c->s.capacity) ||
+        (w < rd && rd - w > c->s.capacity))
+        return SHARED_RING_ERR_CORRUPT;
+    c->read_pos = c->peek_pos = rd;
+    c->write_cache = w;
     srng_announce_mode(&c->s, SRNG_OFF_CONSUMER_FENCELESS, SRNG_OFF_PRODUCER_SLEEPING);
+    c->s.magic = SRNG_CONSUMER_MAGIC;
     return SHARED_RING_OK;
 }
 
@@ -1088,11 +1237,23 @@ static int srng_producer_ok(const shared_ring_producer *p) {
     return SHARED_RING_OK;
 }
 
+/* Tell the consumer how far we published (it reads this only when it finds
+   no record: to tell "empty" from "corrupt", and for inspection) and wake
+   it if it sleeps. */
+SRNG_INLINE void srng_announce_end(shared_ring_producer *p) {
+    unsigned char *region = p->s.region;
+    SRNG_STORE(srng_u64_at(region, SRNG_OFF_WRITE_POS), p->published, release);
+    srng_wake_if_sleeping(&p->s, srng_u32_at(region, SRNG_OFF_CONSUMER_SLEEPING));
+}
+
+/* Make everything written visible: the held-back header of the first
+   unpublished record goes out last, with release order, and with it every
+   record behind it. */
 SRNG_INLINE void srng_publish(shared_ring_producer *p) {
     if (p->published == p->write_pos) return;
+    SRNG_STORE(srng_slot(&p->s, p->published), p->pending, release);
     p->published = p->write_pos;
-    SRNG_STORE(srng_u64_at(p->s.region, SRNG_OFF_WRITE_POS), p->write_pos, release);
-    srng_wake_if_sleeping(&p->s, srng_u32_at(p->s.region, SRNG_OFF_CONSUMER_SLEEPING));
+    srng_announce_end(p);
 }
 
 /* Re-read read_pos from the region. The consumer may be hostile: a value
@@ -1103,14 +1264,18 @@ static int srng_refresh_read(shared_ring_producer *p) {
     if (!srng_positions_ok(rd, p->published, p->s.capacity) || rd < p->read_cache ||
         SRNG_LOAD(srng_u32_at(p->s.region, SRNG_OFF_CORRUPT), relaxed) != 0u) {
         p->s.broken = 1;
+        srng_update_open(p);
         return SHARED_RING_ERR_CORRUPT;
     }
     p->read_cache = rd;
     return SHARED_RING_OK;
 }
 
+/* Bytes a new record may use: the ring always keeps the 8 bytes after the
+   last record free, for the zero word that tells the consumer "nothing here
+   yet". */
 static uint64_t srng_free_bytes(const shared_ring_producer *p) {
-    return p->s.capacity - (p->write_pos - p->read_cache);
+    return p->s.capacity - SRNG_REC_HEADER - (p->write_pos - p->read_cache);
 }
 
 typedef struct srng_space_wait {
@@ -1125,7 +1290,8 @@ static int srng_space_ready(void *ctx) {
     return srng_free_bytes(w->p) >= w->want;
 }
 
-/* Make `need` contiguous-or-padded bytes free, honouring the hysteresis. */
+/* Make `need` bytes free (record, plus padding at the wrap), honouring the
+   hysteresis. */
 static int srng_reserve(shared_ring_producer *p, uint64_t need, uint64_t timeout_ns) {
     srng_space_wait w;
     int r;
@@ -1142,11 +1308,12 @@ static int srng_reserve(shared_ring_producer *p, uint64_t need, uint64_t timeout
         p->full_latched = 0;
         return SHARED_RING_OK;
     }
-    if (timeout_ns == 0) return SHARED_RING_FULL;
-    /* About to wait: let the consumer drain what a cork holds back. */
+    /* Waiting or not: let the consumer drain what a cork holds back, or a
+       producer that retries try_write while corked would never progress. */
     srng_publish(p);
+    if (timeout_ns == 0) return SHARED_RING_FULL;
     SRNG_STORE(srng_u64_at(p->s.region, SRNG_OFF_PRODUCER_WAKE_POS),
-               p->write_pos + w.want - p->s.capacity, relaxed);
+               p->write_pos + w.want + SRNG_REC_HEADER - p->s.capacity, relaxed);
     r = srng_block(&p->s, srng_u32_at(p->s.region, SRNG_OFF_PRODUCER_SLEEPING),
                    srng_u32_at(p->s.region, SRNG_OFF_CONSUMER_FENCELESS), srng_space_ready, &w,
                    timeout_ns);
@@ -1160,12 +1327,27 @@ static int srng_reserve(shared_ring_producer *p, uint64_t need, uint64_t timeout
 /* Why a producer call may not write now: unattached handle, corrupt ring,
    open claim or closed stream. One test covers all on the fast path. */
 static int srng_write_gate(const shared_ring_producer *p) {
-    if (srng_is_producer(p) && SRNG_LIKELY((p->s.broken | p->claim_open | p->closed) == 0))
+    if (SRNG_LIKELY(p != NULL) && SRNG_LIKELY(p->open == SRNG_PRODUCER_MAGIC))
         return SHARED_RING_OK;
     if (!srng_is_producer(p)) return SHARED_RING_ERR_HANDLE;
     if (p->s.broken) return SHARED_RING_ERR_CORRUPT;
     if (p->claim_open) return SHARED_RING_ERR_STATE;
     return SHARED_RING_CLOSED;
+}
+
+/* Append the header of a `rec`-byte record at write_pos. The word after it
+   is zeroed first: that is where the consumer will look next, and it must
+   not find bytes left there by an earlier lap. The header of the first
+   unpublished record is held back in `pending` (srng_publish stores it);
+   the others can go straight in, since the consumer cannot pass that one. */
+SRNG_INLINE void srng_append(shared_ring_producer *p, uint32_t len, uint64_t rec) {
+    uint64_t pos = p->write_pos, hdr = srng_header(pos, len);
+    SRNG_STORE(srng_slot(&p->s, pos + rec), 0u, relaxed);
+    if (pos == p->published)
+        p->pending = hdr;
+    else
+        SRNG_STORE(srng_slot(&p->s, pos), hdr, relaxed);
+    p->write_pos = pos + rec;
 }
 
 /* Slow path of srng_begin: wait for room (or pad out the tail first). */
@@ -1174,14 +1356,13 @@ static int srng_begin_slow(shared_ring_producer *p, uint64_t rec, uint64_t timeo
     uint64_t off = p->write_pos & p->s.mask;
     uint64_t tail = p->s.capacity - off;
     int r = srng_reserve(p, rec <= tail ? rec : tail + rec, timeout_ns);
-    if (r != SHARED_RING_OK) return r;
-    if (rec > tail) {
+    if (r == SHARED_RING_OK && rec > tail) {
         /* Records never wrap: pad out the tail and start at offset 0. */
-        uint32_t pad[2] = { SRNG_PAD_LEN, 0u };
-        memcpy(p->s.data + off, pad, sizeof pad);
-        p->write_pos += tail;
+        srng_append(p, SRNG_PAD_LEN, tail);
         off = 0;
     }
+    srng_update_fast_end(p); /* read_cache, the latch or the lap changed */
+    if (r != SHARED_RING_OK) return r;
     *dst = p->s.data + off + SRNG_REC_HEADER;
     return SHARED_RING_OK;
 }
@@ -1190,29 +1371,36 @@ static int srng_begin_slow(shared_ring_producer *p, uint64_t rec, uint64_t timeo
    caller has passed srng_write_gate(). */
 SRNG_INLINE int srng_begin(shared_ring_producer *p, size_t len, uint64_t timeout_ns,
                            unsigned char **dst) {
-    uint64_t rec, off;
+    uint64_t rec;
     if (len > p->s.max_message) return SHARED_RING_ERR_TOO_BIG;
     rec = srng_record_size(len);
-    off = p->write_pos & p->s.mask;
-    if (SRNG_LIKELY(!p->full_latched && rec <= p->s.capacity - off && rec <= srng_free_bytes(p))) {
-        *dst = p->s.data + off + SRNG_REC_HEADER;
+    if (SRNG_LIKELY(p->write_pos + rec <= p->fast_end)) {
+        *dst = p->s.data + (p->write_pos & p->s.mask) + SRNG_REC_HEADER;
         return SHARED_RING_OK;
     }
     return srng_begin_slow(p, rec, timeout_ns, dst);
 }
 
-/* Write the header of the record begun at write_pos, count it, and publish
-   it unless corked. */
-SRNG_INLINE void srng_finish(shared_ring_producer *p, size_t len) {
-    uint32_t hdr[2];
-    hdr[0] = (uint32_t)len;
-    hdr[1] = 0u;
-    memcpy(p->s.data + (p->write_pos & p->s.mask), hdr, sizeof hdr);
-    p->write_pos += srng_record_size(len);
+/* Finish the record begun at write_pos as a `len`-byte message, count it,
+   and publish unless corked (a corked batch that grew past cork_limit is
+   published too: holding more back only keeps the consumer idle). */
+SRNG_INLINE void srng_finish(shared_ring_producer *p, unsigned char *payload, size_t len) {
+    uint64_t pos = p->write_pos;
     p->s.stats.messages++;
     p->s.stats.bytes += len;
     if (len > p->s.stats.largest) p->s.stats.largest = len;
-    if (p->cork_depth == 0) srng_publish(p);
+    if (SRNG_LIKELY(pos == p->published && p->cork_depth == 0)) {
+        /* Nothing held back: the header goes straight out. */
+        uint64_t next = pos + srng_record_size(len);
+        SRNG_STORE(srng_slot(&p->s, next), 0u, relaxed);
+        SRNG_STORE((srng_au64 *)(void *)(payload - SRNG_REC_HEADER),
+                   srng_header(pos, (uint32_t)len), release);
+        p->write_pos = p->published = next;
+        srng_announce_end(p);
+        return;
+    }
+    srng_append(p, (uint32_t)len, srng_record_size(len));
+    if (p->cork_depth == 0 || p->write_pos - p->published >= p->cork_limit) srng_publish(p);
 }
 
 SHARED_RING_API int shared_ring_claim(shared_ring_producer *p, size_t len, uint64_t timeout_ns,
@@ -1226,6 +1414,7 @@ SHARED_RING_API int shared_ring_claim(shared_ring_producer *p, size_t len, uint6
     r = srng_begin(p, len, timeout_ns, &dst);
     if (r != SHARED_RING_OK) return r;
     p->claim_open = 1;
+    srng_update_open(p);
     p->claim_len = len;
     *out = dst;
     return SHARED_RING_OK;
@@ -1236,7 +1425,8 @@ SHARED_RING_API int shared_ring_commit(shared_ring_producer *p, size_t len) {
     if (!p->claim_open) return SHARED_RING_ERR_STATE;
     if (len > p->claim_len) return SHARED_RING_ERR_TOO_BIG;
     p->claim_open = 0;
-    srng_finish(p, len);
+    srng_update_open(p);
+    srng_finish(p, p->s.data + (p->write_pos & p->s.mask) + SRNG_REC_HEADER, len);
     return SHARED_RING_OK;
 }
 
@@ -1244,6 +1434,7 @@ SHARED_RING_API int shared_ring_abort(shared_ring_producer *p) {
     if (!srng_is_producer(p)) return SHARED_RING_ERR_HANDLE;
     if (!p->claim_open) return SHARED_RING_ERR_STATE;
     p->claim_open = 0;
+    srng_update_open(p);
     return SHARED_RING_OK;
 }
 
@@ -1259,7 +1450,7 @@ SHARED_RING_API int shared_ring_write_timed(shared_ring_producer *p, size_t max_
     if (r != SHARED_RING_OK) return r;
     n = fill(user, dst, max_len);
     if (n > max_len) return SHARED_RING_ERR_TOO_BIG; /* nothing was published */
-    srng_finish(p, n);
+    srng_finish(p, dst, n);
     return SHARED_RING_OK;
 }
 
@@ -1279,7 +1470,7 @@ SRNG_INLINE int srng_write_copy(shared_ring_producer *p, const void *data, size_
     int r = srng_begin(p, len, timeout_ns, &dst);
     if (r != SHARED_RING_OK) return r;
     if (len != 0) memcpy(dst, data, len);
-    srng_finish(p, len);
+    srng_finish(p, dst, len);
     return SHARED_RING_OK;
 }
 
@@ -1333,6 +1524,7 @@ SHARED_RING_API int shared_ring_close(shared_ring_producer *p) {
     if (r != SHARED_RING_OK) return r;
     srng_publish(p);
     p->closed = 1;
+    srng_update_open(p);
     SRNG_STORE(srng_u32_at(p->s.region, SRNG_OFF_CLOSED), 1u, release);
     srng_wake_if_sleeping(&p->s, srng_u32_at(p->s.region, SRNG_OFF_CONSUMER_SLEEPING));
     return SHARED_RING_OK;
@@ -1348,78 +1540,103 @@ static int srng_consumer_ok(const shared_ring_consumer *c) {
 
 static int srng_corrupt(shared_ring_consumer *c) {
     c->s.broken = 1;
-    /* Tell the producer too; this word is inside the region we own a part of. */
+    /* Tell the producer too (this word is in the consumer's own block), and
+       wake it if it sleeps: it re-checks the flag when it wakes. */
     SRNG_STORE(srng_u32_at(c->s.region, SRNG_OFF_CORRUPT), 1u, relaxed);
+    SRNG_FENCE();
+    srng_wake_sleeper(&c->s, srng_u32_at(c->s.region, SRNG_OFF_PRODUCER_SLEEPING));
     return SHARED_RING_ERR_CORRUPT;
 }
 
-/* Load write_pos and validate it against what we already know. */
-static int srng_refresh_write(shared_ring_consumer *c) {
+/* Is a message at peek_pos? Steps over published padding. 1 = yes, 0 = not
+   yet, or ERR_CORRUPT. The record must end within one capacity of
+   read_pos: the producer cannot have written further. */
+static int srng_message_ready(shared_ring_consumer *c) {
+    int i;
+    for (i = 0; i < 2; i++) { /* padding is never followed by padding */
+        uint32_t len;
+        uint64_t rec = srng_record_at(&c->s, c->peek_pos, &len);
+        if (rec == 0) return 0;
+        if (rec == SRNG_REC_BAD || rec > c->read_pos + c->s.capacity - c->peek_pos)
+            return srng_corrupt(c);
+        if (len != SRNG_PAD_LEN) return 1;
+        c->peek_pos += rec;
+    }
+    return srng_corrupt(c);
+}
+
+/* No record at peek_pos: the slow path. The producer stores write_pos
+   after each published header and `closed` after its last publish, so
+   reading them (acquire) and then looking at peek_pos once more tells
+   "empty" from "closed" from "corrupt" (write_pos says there is a record
+   where there is none). Returns 1 (a message arrived after all), 0,
+   CLOSED or ERR_CORRUPT. */
+static int srng_check_empty(shared_ring_consumer *c) {
+    uint32_t closed = SRNG_LOAD(srng_u32_at(c->s.region, SRNG_OFF_CLOSED), acquire);
     uint64_t w = SRNG_LOAD(srng_u64_at(c->s.region, SRNG_OFF_WRITE_POS), acquire);
-    if (!srng_positions_ok(c->read_pos, w, c->s.capacity) || w < c->write_cache)
+    int r;
+    if ((w & 7u) != 0 || w < c->write_cache ||
+        (w > c->peek_pos && w - c->read_pos > c->s.capacity))
         return srng_corrupt(c);
     c->write_cache = w;
-    return SHARED_RING_OK;
+    r = srng_message_ready(c);
+    if (r != 0) return r;
+    if (w > c->peek_pos) return srng_corrupt(c);
+    return closed != 0u ? SHARED_RING_CLOSED : 0;
 }
 
-/* Validate the record at `pos` (< end) and return its size in bytes, with
-   its payload length in *len (SRNG_PAD_LEN for padding, whose size is the
-   rest of the data area), or 0 if it is corrupt. The header is read once,
-   through volatile, so a peer cannot change it between check and use; it is
-   checked against max_message, the end of the data area and `end` (the
-   published write position). pos and end are 8-aligned (validated), so a
-   header always fits below end and inside the data area. */
-SRNG_INLINE uint64_t srng_record_at(const shared_ring_consumer *c, uint64_t pos, uint64_t end,
-                                    uint32_t *len) {
-    uint64_t off = pos & c->s.mask, room = c->s.capacity - off, rec;
-    const volatile uint32_t *hdr = (const volatile uint32_t *)(const void *)(c->s.data + off);
-    uint32_t n = hdr[0];
-    if (hdr[1] != 0u) return 0;
-    *len = n;
-    if (n > c->s.max_message) {
-        /* Only padding may be longer; it runs to the end of the data area,
-           and a legitimate producer never pads from offset 0. */
-        if (n != SRNG_PAD_LEN || off == 0 || room > end - pos) return 0;
-        return room;
-    }
-    rec = srng_record_size(n);
-    return rec <= end - pos && rec <= room ? rec : 0;
+/* Is a message (or the end of the stream) there? 1 = data, 0 = no, CLOSED,
+   ERR_CORRUPT. */
+static int srng_data_ready(void *ctx) {
+    shared_ring_consumer *c = (shared_ring_consumer *)ctx;
+    int r = srng_message_ready(c);
+    return r != 0 ? r : srng_check_empty(c);
 }
 
-/* Hand messages from peek_pos up to write_cache to fn (all, or until it
-   asks to stop); count them and the bytes per batch, not per message. */
+/* Hand the published messages from peek_pos to fn (all, or until it asks
+   to stop), finding each from its own header; count them and the bytes per
+   batch, not per message. Returns the count or ERR_CORRUPT. */
 static int srng_deliver(shared_ring_consumer *c, shared_ring_read_fn fn, void *user) {
-    uint64_t pos = c->peek_pos, end = c->write_cache, bytes = 0;
-    uint64_t largest = c->s.stats.largest;
+    /* Locals: the callback is opaque, so fields would be reloaded after it. */
+    const unsigned char *const data = c->s.data;
+    const uint64_t mask = c->s.mask, cap = c->s.capacity, max = c->s.max_message;
+    uint64_t pos = c->peek_pos, limit = c->read_pos + cap, bytes = 0;
+    uint64_t largest = c->s.stats.largest, stop = pos; /* computed on first use */
     int count = 0, r = 0;
     while (count < INT_MAX) {
-        uint32_t len;
-        uint64_t rec;
-        const unsigned char *payload;
-        if (pos == end) {
-            /* Only padding so far: look again rather than report "empty"
-               while newer messages may already be published. */
-            if (count != 0 || pos == c->peek_pos) break;
-            c->peek_pos = pos;
-            if (srng_refresh_write(c) != SHARED_RING_OK) return SHARED_RING_ERR_CORRUPT;
-            end = c->write_cache;
-            if (pos == end) break;
+        const unsigned char *at = data + (pos & mask);
+        /* The header word is loaded once (acquire: it was stored after the
+           payload); only this copy is checked and used. */
+        uint64_t h = SRNG_LOAD((srng_au64 *)(void *)at, acquire), rec;
+        uint32_t len = (uint32_t)h;
+        if ((uint32_t)(h >> 32) != srng_tag(pos)) break; /* not published yet */
+        rec = srng_record_size(len);
+        if (len > max) {
+            /* Only padding may be longer: it runs to the end of the data
+               area, and never starts at offset 0 (the record would fit). */
+            rec = cap - (pos & mask);
+            if (len != SRNG_PAD_LEN || rec == cap || rec > limit - pos) {
+                r = SHARED_RING_ERR_CORRUPT;
+                break;
+            }
+            pos += rec;
+            continue;
         }
-        rec = srng_record_at(c, pos, end, &len);
-        /* Only an address until the record is validated below; computed
-           here because after the check gcc 12 spends 5 more instructions
-           per message on it (callgrind). */
-        payload = c->s.data + (pos & c->s.mask) + SRNG_REC_HEADER;
-        if (rec == 0) {
-            r = SHARED_RING_ERR_CORRUPT;
-            break;
+        if (rec > stop - pos) {
+            /* A record must end in its lap and within one capacity of
+               read_pos (the producer cannot have written further). */
+            uint64_t lap_end = (pos | mask) + 1u;
+            stop = lap_end < limit ? lap_end : limit;
+            if (rec > stop - pos) {
+                r = SHARED_RING_ERR_CORRUPT;
+                break;
+            }
         }
         pos += rec;
-        if (len == SRNG_PAD_LEN) continue;
         count++;
         bytes += len;
         if (len > largest) largest = len;
-        if (fn(user, payload, len) != 0) break;
+        if (fn(user, at + SRNG_REC_HEADER, len) != 0) break;
     }
     c->peek_pos = pos;
     c->s.stats.messages += (uint64_t)count;
@@ -1442,30 +1659,16 @@ static void srng_release_to(shared_ring_consumer *c, uint64_t pos) {
         srng_wake_sleeper(&c->s, word);
 }
 
-/* Is a message (or the end of the stream) there? 1 = data, CLOSED, 0 = no. */
-static int srng_data_ready(void *ctx) {
-    shared_ring_consumer *c = (shared_ring_consumer *)ctx;
-    int r;
-    if (c->peek_pos != c->write_cache) return 1;
-    r = srng_refresh_write(c);
-    if (r != SHARED_RING_OK) return r;
-    if (c->peek_pos != c->write_cache) return 1;
-    if (SRNG_LOAD(srng_u32_at(c->s.region, SRNG_OFF_CLOSED), acquire) != 0u) {
-        /* The producer publishes before it closes: look once more. */
-        r = srng_refresh_write(c);
-        if (r != SHARED_RING_OK) return r;
-        return c->peek_pos != c->write_cache ? 1 : SHARED_RING_CLOSED;
-    }
-    return 0;
-}
-
 SHARED_RING_API int shared_ring_read_some(shared_ring_consumer *c, shared_ring_read_fn fn,
                                           void *user) {
     int r = srng_consumer_ok(c);
     if (r != SHARED_RING_OK) return r;
     if (fn == NULL) return SHARED_RING_ERR_ARG;
-    r = srng_data_ready(c);
-    if (r > 0) r = srng_deliver(c, fn, user);
+    r = srng_deliver(c, fn, user);
+    if (r == 0) {
+        r = srng_check_empty(c);
+        if (r == 1) r = srng_deliver(c, fn, user);
+    }
     /* Release what peek handed out too, even when nothing new came. */
     c->peeked = 0;
     srng_release_to(c, c->peek_pos);
@@ -1510,7 +1713,7 @@ SHARED_RING_API int shared_ring_peek(shared_ring_consumer *c, shared_ring_messag
     if (r < 0) return r;
     r = srng_deliver(c, srng_take_one, msg);
     if (r < 0) return r;
-    if (r == 0) return SHARED_RING_EMPTY; /* only padding was published */
+    if (r == 0) return SHARED_RING_EMPTY;
     c->peeked++;
     return SHARED_RING_OK;
 }
