@@ -1173,7 +1173,8 @@ static uint64_t srng_find_end(const shared_ring_side *s, uint64_t write_pos, uin
         if (rec == SRNG_REC_BAD || rec > write_pos + s->capacity - pos) return SRNG_REC_BAD;
         pos += rec;
     }
-    return srng_positions_ok(read_pos, pos, s->capacity) ? pos : SRNG_REC_BAD;
+    /* A producer always leaves the 8 bytes after its last record free. */
+    return srng_positions_ok(read_pos, pos, s->capacity - SRNG_REC_HEADER) ? pos : SRNG_REC_BAD;
 }
 
 SHARED_RING_API int shared_ring_attach_producer(shared_ring_producer *p, void *region,
@@ -1271,11 +1272,8 @@ static int srng_refresh_read(shared_ring_producer *p) {
     return SHARED_RING_OK;
 }
 
-/* Bytes a new record may use: the ring always keeps the 8 bytes after the
-   last record free, for the zero word that tells the consumer "nothing here
-   yet". */
 static uint64_t srng_free_bytes(const shared_ring_producer *p) {
-    return p->s.capacity - SRNG_REC_HEADER - (p->write_pos - p->read_cache);
+    return p->s.capacity - (p->write_pos - p->read_cache);
 }
 
 typedef struct srng_space_wait {
@@ -1313,7 +1311,7 @@ static int srng_reserve(shared_ring_producer *p, uint64_t need, uint64_t timeout
     srng_publish(p);
     if (timeout_ns == 0) return SHARED_RING_FULL;
     SRNG_STORE(srng_u64_at(p->s.region, SRNG_OFF_PRODUCER_WAKE_POS),
-               p->write_pos + w.want + SRNG_REC_HEADER - p->s.capacity, relaxed);
+               p->write_pos + w.want - p->s.capacity, relaxed);
     r = srng_block(&p->s, srng_u32_at(p->s.region, SRNG_OFF_PRODUCER_SLEEPING),
                    srng_u32_at(p->s.region, SRNG_OFF_CONSUMER_FENCELESS), srng_space_ready, &w,
                    timeout_ns);
@@ -1355,7 +1353,9 @@ static int srng_begin_slow(shared_ring_producer *p, uint64_t rec, uint64_t timeo
                            unsigned char **dst) {
     uint64_t off = p->write_pos & p->s.mask;
     uint64_t tail = p->s.capacity - off;
-    int r = srng_reserve(p, rec <= tail ? rec : tail + rec, timeout_ns);
+    /* The ring always keeps the 8 bytes after the last record free, for the
+       zero word that tells the consumer "nothing here yet". */
+    int r = srng_reserve(p, (rec <= tail ? rec : tail + rec) + SRNG_REC_HEADER, timeout_ns);
     if (r == SHARED_RING_OK && rec > tail) {
         /* Records never wrap: pad out the tail and start at offset 0. */
         srng_append(p, SRNG_PAD_LEN, tail);
