@@ -1,9 +1,11 @@
 /* Fuzz target: a hostile region. The input becomes the region itself
    (header and data area) plus a list of consumer operations and of
-   "peer" moves (write_pos jumps, closing). Whatever the bytes, every call
-   must return valid data or an error code, and nothing outside the region
-   may be touched: the region is an exact-size heap block, so AddressSanitizer
-   flags any access past it.
+   "peer" moves (write_pos jumps, closing, record headers with a valid tag
+   for their position, some of them written while the consumer is inside
+   its callback). Whatever the bytes, every call must return valid data or
+   an error code, and nothing outside the region may be touched: the region
+   is an exact-size heap block, so AddressSanitizer flags any access past
+   it.
 
    Input: [capacity exponent][flags][op count][ops...][region bytes...]
    flags bit 0: after overlaying, restore a valid header (magic, version,
@@ -18,6 +20,34 @@
 #include <stdlib.h>
 
 static volatile unsigned sink;
+static unsigned char *fuzz_region;
+static size_t fuzz_capacity;
+static uint8_t forge_in_callback; /* 0: no; else the forged length's seed */
+
+static void put_u64(unsigned char *r, size_t off, uint64_t v) { memcpy(r + off, &v, 8); }
+static uint64_t get_u64(const unsigned char *r, size_t off) {
+    uint64_t v;
+    memcpy(&v, r + off, 8);
+    return v;
+}
+
+/* The peer publishes a record header with the right tag (low 32 bits of
+   the position, bit 0 set) at read_pos + 8 * step: the only way for random
+   input to reach the consumer's deeper paths. Lengths may be anything. */
+static void forge_header(unsigned step, uint32_t len) {
+    uint64_t pos = (get_u64(fuzz_region, 256) & ~(uint64_t)7) + 8u * step;
+    uint64_t hdr = (uint64_t)((uint32_t)pos | 1u) << 32 | len;
+    put_u64(fuzz_region, SHARED_RING_HEADER_SIZE + (size_t)(pos & (fuzz_capacity - 1)), hdr);
+}
+
+static uint32_t forged_length(uint8_t seed) {
+    switch (seed & 3u) {
+    case 0: return seed >> 2;                    /* small */
+    case 1: return 0xFFFFFFFFu;                  /* padding */
+    case 2: return (uint32_t)fuzz_capacity / 2u; /* just over max */
+    default: return (uint32_t)seed << 24;        /* huge */
+    }
+}
 
 /* Read every byte handed out, so ASan checks the whole message. */
 static int touch_message(void *user, const void *data, size_t len) {
@@ -25,6 +55,8 @@ static int touch_message(void *user, const void *data, size_t len) {
     size_t max = *(const size_t *)user, i;
     if (len > max) abort(); /* must never exceed the attached max_message */
     for (i = 0; i < len; i++) sink += p[i];
+    /* The peer keeps writing while we read. */
+    if (forge_in_callback) forge_header((unsigned)(forge_in_callback & 31u), forged_length(forge_in_callback));
     return 0;
 }
 
@@ -32,8 +64,6 @@ static int stop_after_one(void *user, const void *data, size_t len) {
     touch_message(user, data, len);
     return 1;
 }
-
-static void put_u64(unsigned char *r, size_t off, uint64_t v) { memcpy(r + off, &v, 8); }
 
 static int is_result(int r) { return r >= SHARED_RING_ERR_HANDLE; }
 
@@ -51,6 +81,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t n) {
     size = shared_ring_region_size(capacity);
     region = (unsigned char *)malloc(size);
     if (region == NULL) return 0;
+    fuzz_region = region;
+    fuzz_capacity = capacity;
+    forge_in_callback = 0;
     shared_ring_format(region, size, capacity, 0);
     /* Overlay the rest of the input onto the region. */
     memcpy(region, in + 3 + nops, n - 3 - nops < size ? n - 3 - nops : size);
@@ -69,7 +102,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t n) {
     for (i = 0; r == SHARED_RING_OK && i < nops; i++) {
         shared_ring_message m;
         int q;
-        switch (ops[i] & 7u) {
+        switch (ops[i] & 15u) {
         case 0: q = shared_ring_read_some(&c, touch_message, &max); break;
         case 1: q = shared_ring_read_some(&c, stop_after_one, &max); break;
         case 2:
@@ -86,10 +119,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t n) {
             put_u64(region, 8, (uint64_t)ops[i] << 20);
             q = 0;
             break;
-        default: /* the peer closes */
+        case 7: /* the peer closes */
             memset(region + 136, 1, 1);
             q = 0;
             break;
+        case 8: case 9: case 10: case 11: /* the peer publishes a header */
+            forge_header(ops[i] >> 4, forged_length((uint8_t)(ops[i] * 37u)));
+            q = 0;
+            break;
+        case 12: /* the peer will write headers during our callbacks */
+            forge_in_callback = (uint8_t)(ops[i] | 1u);
+            q = 0;
+            break;
+        case 13: /* the peer rewrites max_message after attach */
+            memset(region + 16, ops[i], 4);
+            q = 0;
+            break;
+        default: q = shared_ring_read(&c, touch_message, &max, 0); break;
         }
         if (!is_result(q) && q < 0) abort();
     }

@@ -1,6 +1,7 @@
 /* Fuzz target: producer and consumer operations interleaved in the order the
    input chooses (writes of every kind, claims, aborts, corks, flushes,
-   closes, reads, peeks, releases, re-attaches), on one well-formed ring.
+   closes, reads, peeks, releases, re-attaches of either side), on one
+   well-formed ring.
    A model of the queue checks every delivered message: exactly the
    committed ones, in order, whole, each at most once, and never one that
    was not yet published.
@@ -174,9 +175,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t n) {
             model_release(&m);
             break;
         case 13: r = shared_ring_wait(&c, 0); break;
-        case 14: /* a restarted consumer resumes after what was released */
-            if (shared_ring_attach_consumer(&c, region, size, NULL) != SHARED_RING_OK) abort();
-            m.delivered = 0;
+        case 14:
+            if (in[i + 1] & 1u) {
+                /* A restarted producer continues after what was published;
+                   what its predecessor held back (cork, claim) is gone. */
+                if (shared_ring_attach_producer(&p, region, size, NULL) != SHARED_RING_OK) abort();
+                m.count = m.published;
+                corked = 0;
+                claim_open = 0;
+            } else {
+                /* A restarted consumer resumes after what was released. */
+                if (shared_ring_attach_consumer(&c, region, size, NULL) != SHARED_RING_OK) abort();
+                m.delivered = 0;
+            }
             break;
         default: { /* write_str */
             char s[64];
@@ -190,6 +201,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t n) {
         }
         }
         if (r < SHARED_RING_ERR_HANDLE || r == SHARED_RING_ERR_CORRUPT) abort();
+        /* A producer that finds the ring full publishes what a cork holds
+           back before it says FULL (else retrying would never progress). */
+        if (r == SHARED_RING_FULL) m.published = m.count;
         /* Uncorked, every committed message is published (an open claim is
            not committed, so it is not in the model yet). */
         if (corked == 0 && r == SHARED_RING_OK && (op <= 6 || op == 15)) m.published = m.count;
