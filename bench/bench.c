@@ -52,7 +52,14 @@ typedef struct sample {
     uint64_t bad;
     uint64_t producer_sleeps;
     uint64_t consumer_sleeps;
+    double producer_cpu; /* CPU time / wall time of each thread */
+    double consumer_cpu;
+    int noisy; /* a spinning thread got less than NOISY_CPU of a CPU */
 } sample;
+
+/* A run whose spinning threads got less than this share of a CPU was
+   slowed by the machine, not by the ring: it is left out of the medians. */
+#define NOISY_CPU 0.90
 
 /* ---- small helpers ---------------------------------------------------------- */
 
@@ -66,6 +73,25 @@ static uint64_t now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static double thread_cpu_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* How much of a CPU the calling thread got since `mark` was taken. */
+typedef struct cpu_mark {
+    double wall, cpu;
+} cpu_mark;
+static cpu_mark cpu_mark_now(void) {
+    cpu_mark m = { now_s(), thread_cpu_s() };
+    return m;
+}
+static double cpu_share_since(cpu_mark m) {
+    double wall = now_s() - m.wall;
+    return wall > 0 ? (thread_cpu_s() - m.cpu) / wall : 1.0;
 }
 
 static void pin_to_cpu(int cpu) {
@@ -215,6 +241,7 @@ static void *shared_producer(void *arg) {
     sources_make(&src, w->size);
     shared_ring_attach_producer(&p, w->region, w->region_size, NULL);
     start_barrier(w);
+    cpu_mark cpu0 = cpu_mark_now();
     for (;;) {
         int batch = sp->kind == WRITE_CORKED ? CORK_BATCH : 1;
         if (sp->kind == WRITE_CORKED) shared_ring_cork(&p);
@@ -230,6 +257,7 @@ static void *shared_producer(void *arg) {
         if ((seq & 255u) < (uint64_t)batch && now_s() >= w->deadline) break;
     }
     shared_ring_close(&p);
+    w->out.producer_cpu = cpu_share_since(cpu0);
     shared_ring_producer_stats(&p, &st);
     w->out.producer_sleeps = st.sleeps;
     sources_free(&src);
@@ -250,9 +278,11 @@ static void *shared_consumer(void *arg) {
     shared_ring_attach_consumer(&c, w->region, w->region_size, NULL);
     start_barrier(w);
     w->t_start = now_s();
+    cpu_mark cpu0 = cpu_mark_now();
     while (shared_ring_read(&c, shared_check, &k, SHARED_RING_FOREVER) >= 0) {
     }
     w->t_end = now_s();
+    w->out.consumer_cpu = cpu_share_since(cpu0);
     shared_ring_consumer_stats(&c, &st);
     w->out.messages = k.seq;
     w->out.bad = k.bad;
@@ -326,6 +356,7 @@ static void *pipe_producer(void *arg) {
     pin_to_cpu(0);
     sources_make(&src, w->size);
     start_barrier(w);
+    cpu_mark cpu0 = cpu_mark_now();
     for (;; seq++) {
         uint32_t len;
         struct iovec iov[2];
@@ -340,6 +371,7 @@ static void *pipe_producer(void *arg) {
         if ((seq & 255u) == 0 && now_s() >= w->deadline) break;
     }
     close(w->fds[1]);
+    w->out.producer_cpu = cpu_share_since(cpu0);
     sources_free(&src);
     return NULL;
 }
@@ -352,6 +384,7 @@ static void *pipe_consumer(void *arg) {
     pin_to_cpu(1);
     start_barrier(w);
     w->t_start = now_s();
+    cpu_mark cpu0 = cpu_mark_now();
     for (;;) {
         ssize_t r;
         /* Parse every whole frame we hold; read(2) already copied it out. */
@@ -374,6 +407,7 @@ static void *pipe_consumer(void *arg) {
         have += (size_t)r;
     }
     w->t_end = now_s();
+    w->out.consumer_cpu = cpu_share_since(cpu0);
     close(w->fds[0]);
     w->out.messages = k.seq;
     w->out.bad = k.bad;
@@ -413,6 +447,7 @@ static void *limit_producer(void *arg) {
     pin_to_cpu(0);
     sources_make(&src, w->size);
     start_barrier(w);
+    cpu_mark cpu0 = cpu_mark_now();
     for (;; seq++) {
         size_t off = (size_t)(pos & (ring - 1));           /* ring is a power of two */
         if (off + size > ring) pos += ring - off, off = 0; /* never split */
@@ -435,6 +470,7 @@ static void *limit_producer(void *arg) {
     }
     atomic_store_explicit(&w->lim_write, pos, memory_order_release);
     atomic_store_explicit(&w->lim_done, 1, memory_order_release);
+    w->out.producer_cpu = cpu_share_since(cpu0);
     sources_free(&src);
     return NULL;
 }
@@ -448,6 +484,7 @@ static void *limit_consumer(void *arg) {
     pin_to_cpu(1);
     start_barrier(w);
     w->t_start = now_s();
+    cpu_mark cpu0 = cpu_mark_now();
     for (;;) {
         size_t off = (size_t)(pos & (ring - 1)); /* ring is a power of two */
         if (off + size > ring) pos += ring - off, off = 0;
@@ -466,6 +503,7 @@ static void *limit_consumer(void *arg) {
     }
 out:
     w->t_end = now_s();
+    w->out.consumer_cpu = cpu_share_since(cpu0);
     w->out.messages = k.seq;
     w->out.bad = k.bad;
     free(k.dst);
@@ -653,12 +691,15 @@ static int have_hw_counters(void) {
 typedef struct variant {
     const char *name;
     sample (*run)(const config *, size_t);
+    int spins; /* its threads never block: < NOISY_CPU of a CPU means noise */
 } variant;
 
+/* The pipe's threads block in read(2) and write(2) by design, so their CPU
+   share says nothing about the machine: pipe runs are never left out. */
 static const variant variants[] = {
-    { "shared-buffer", run_shared_buffer }, { "shared-string", run_shared_string },
-    { "shared-corked", run_shared_corked }, { "pipe-buffer", run_pipe_buffer },
-    { "pipe-string", run_pipe_string },     { "limit", run_limit },
+    { "shared-buffer", run_shared_buffer, 1 }, { "shared-string", run_shared_string, 1 },
+    { "shared-corked", run_shared_corked, 1 }, { "pipe-buffer", run_pipe_buffer, 0 },
+    { "pipe-string", run_pipe_string, 0 },     { "limit", run_limit, 1 },
 };
 #define NVARIANTS ((int)(sizeof variants / sizeof variants[0]))
 enum { V_SBUF, V_SSTR, V_SCORK, V_PBUF, V_PSTR, V_LIMIT };
@@ -697,23 +738,42 @@ static void column_header(const config *cfg, const char *first) {
     printf("\n");
 }
 
-static void values(const config *cfg, int v, int s, int bytes, double *out) {
+/* Is repetition r usable for variant v at size s? The noisy ones are left
+   out, unless every repetition was noisy (then all are used, and the count
+   of left-out runs says so). */
+static int kept(const config *cfg, int v, int s, int r) {
+    int clean = 0;
+    for (int i = 0; i < cfg->reps; i++) clean += !results[v][s][i].noisy;
+    return clean == 0 || !results[v][s][r].noisy;
+}
+
+/* The kept values of variant v at size s; returns how many. */
+static int values(const config *cfg, int v, int s, int bytes, double *out) {
+    int n = 0;
     for (int r = 0; r < cfg->reps; r++)
-        out[r] = bytes ? results[v][s][r].bytes_per_s : results[v][s][r].msgs_per_s;
+        if (kept(cfg, v, s, r))
+            out[n++] = bytes ? results[v][s][r].bytes_per_s : results[v][s][r].msgs_per_s;
+    return n;
+}
+
+static int left_out(const config *cfg, int v, int s) {
+    int n = 0;
+    for (int r = 0; r < cfg->reps; r++) n += !kept(cfg, v, s, r);
+    return n;
 }
 
 static void print_rate_table(const config *cfg, int bytes) {
     double vals[MAX_REPS], scale = bytes ? 1.0 / (1024.0 * 1024.0 * 1024.0) : 1e-6;
-    printf("\n%s (median of %d, [min–max])\n\n",
+    printf("\n%s (median of %d repetitions less the noisy ones, [min–max])\n\n",
            bytes ? "Throughput, GiB/s" : "Message rate, M msg/s", cfg->reps);
     column_header(cfg, "variant");
     for (int v = 0; v < NVARIANTS; v++) {
         if (!selected(v)) continue;
         printf("| %s |", variants[v].name);
         for (int s = 0; s < cfg->nsizes; s++) {
-            values(cfg, v, s, bytes, vals);
-            printf(" %.3g [%.3g–%.3g] |", median(vals, cfg->reps) * scale,
-                   min_of(vals, cfg->reps) * scale, max_of(vals, cfg->reps) * scale);
+            int n = values(cfg, v, s, bytes, vals);
+            printf(" %.3g [%.3g–%.3g] |", median(vals, n) * scale, min_of(vals, n) * scale,
+                   max_of(vals, n) * scale);
         }
         printf("\n");
     }
@@ -722,10 +782,13 @@ static void print_rate_table(const config *cfg, int bytes) {
 /* Median over repetitions of the ratio within each repetition: both runs of
    a pair ran seconds apart, so machine noise largely cancels. */
 static double paired_ratio(const config *cfg, int a, int b, int s) {
-    double r[MAX_REPS];
-    for (int i = 0; i < cfg->reps; i++)
-        r[i] = results[a][s][i].msgs_per_s / results[b][s][i].msgs_per_s;
-    return median(r, cfg->reps);
+    double r[MAX_REPS], all[MAX_REPS];
+    int n = 0;
+    for (int i = 0; i < cfg->reps; i++) {
+        all[i] = results[a][s][i].msgs_per_s / results[b][s][i].msgs_per_s;
+        if (kept(cfg, a, s, i) && kept(cfg, b, s, i)) r[n++] = all[i];
+    }
+    return n > 0 ? median(r, n) : median(all, cfg->reps);
 }
 
 static void print_ratio_table(const config *cfg) {
@@ -759,30 +822,58 @@ static void print_sleep_table(const config *cfg) {
         printf("| %s |", variants[v].name);
         for (int s = 0; s < cfg->nsizes; s++) {
             double p[MAX_REPS], c[MAX_REPS];
+            int n = 0;
             for (int r = 0; r < cfg->reps; r++) {
                 double m = (double)results[v][s][r].messages / 1e6;
-                p[r] = (double)results[v][s][r].producer_sleeps / m;
-                c[r] = (double)results[v][s][r].consumer_sleeps / m;
+                if (!kept(cfg, v, s, r)) continue;
+                p[n] = (double)results[v][s][r].producer_sleeps / m;
+                c[n++] = (double)results[v][s][r].consumer_sleeps / m;
             }
-            printf(" %.1f / %.1f |", median(p, cfg->reps), median(c, cfg->reps));
+            printf(" %.1f / %.1f |", median(p, n), median(c, n));
         }
         printf("\n");
     }
 }
 
+static void print_noise_table(const config *cfg) {
+    int total = 0, out = 0;
+    printf("\nLeft out as noisy: runs where a spinning thread got less than %.0f%% of a CPU "
+           "(CPU time / wall time)\n\n",
+           NOISY_CPU * 100);
+    column_header(cfg, "variant");
+    for (int v = 0; v < NVARIANTS; v++) {
+        if (!selected(v) || !variants[v].spins) continue;
+        printf("| %s |", variants[v].name);
+        for (int s = 0; s < cfg->nsizes; s++) {
+            int n = 0;
+            for (int r = 0; r < cfg->reps; r++) n += results[v][s][r].noisy;
+            total += cfg->reps;
+            out += left_out(cfg, v, s);
+            printf(" %d of %d |", n, cfg->reps);
+        }
+        printf("\n");
+    }
+    printf("\n%d of %d runs left out of the medians.\n", out, total);
+}
+
 static void print_json(const config *cfg) {
     double vals[MAX_REPS], bytes[MAX_REPS];
+    int total = 0, out = 0;
     for (int v = 0; v < NVARIANTS; v++)
         for (int s = 0; s < cfg->nsizes; s++) {
             if (!selected(v)) continue;
-            values(cfg, v, s, 0, vals);
+            int n = values(cfg, v, s, 0, vals);
             values(cfg, v, s, 1, bytes);
+            total += cfg->reps;
+            out += left_out(cfg, v, s);
             printf("{\"variant\": \"%s\", \"size\": %zu, \"msgs_per_s\": %.0f, "
-                   "\"bytes_per_s\": %.0f, \"min\": %.0f, \"max\": %.0f, \"reps\": %d}\n",
-                   variants[v].name, cfg->sizes[s], median(vals, cfg->reps),
-                   median(bytes, cfg->reps), min_of(bytes, cfg->reps), max_of(bytes, cfg->reps),
-                   cfg->reps);
+                   "\"bytes_per_s\": %.0f, \"min\": %.0f, \"max\": %.0f, \"reps\": %d, "
+                   "\"excluded\": %d}\n",
+                   variants[v].name, cfg->sizes[s], median(vals, n), median(bytes, n),
+                   min_of(bytes, n), max_of(bytes, n), cfg->reps, left_out(cfg, v, s));
         }
+    printf("{\"noisy_runs_excluded\": %d, \"runs\": %d, \"noisy_cpu_share\": %.2f}\n", out,
+           total, NOISY_CPU);
 }
 
 static void write_svg(const config *cfg, const char *path) {
@@ -799,8 +890,8 @@ static void write_svg(const config *cfg, const char *path) {
     for (int v = 0; v < NVARIANTS; v++)
         for (int s = 0; s < cfg->nsizes; s++) {
             if (!selected(v)) continue;
-            values(cfg, v, s, 1, vals);
-            double m = median(vals, cfg->reps) / 1073741824.0;
+            int n = values(cfg, v, s, 1, vals);
+            double m = median(vals, n) / 1073741824.0;
             lo = m < lo ? m : lo;
             hi = m > hi ? m : hi;
         }
@@ -835,9 +926,8 @@ static void write_svg(const config *cfg, const char *path) {
         if (!selected(v)) continue;
         fprintf(f, "<polyline fill=\"none\" stroke-width=\"2\" stroke=\"%s\" points=\"", colors[v]);
         for (int s = 0; s < cfg->nsizes; s++) {
-            values(cfg, v, s, 1, vals);
-            fprintf(f, "%.1f,%.1f ", XPOS(cfg->sizes[s]),
-                    YPOS(median(vals, cfg->reps) / 1073741824.0));
+            int n = values(cfg, v, s, 1, vals);
+            fprintf(f, "%.1f,%.1f ", XPOS(cfg->sizes[s]), YPOS(median(vals, n) / 1073741824.0));
         }
         fprintf(f, "\"/>\n<text x=\"%.1f\" y=\"%.1f\" fill=\"%s\">%s</text>\n", W - R + 10,
                 T + 20.0 + 18.0 * v, colors[v], variants[v].name);
@@ -850,6 +940,25 @@ static void write_svg(const config *cfg, const char *path) {
 
 /* ---- main ---------------------------------------------------------------------------- */
 
+static const char *const variant_names[] = { "shared-buffer", "shared-string", "shared-corked",
+                                              "pipe-buffer",   "pipe-string",   "limit",
+                                              "latency" };
+
+/* Every name in a --variants list must be one we run. */
+static int known_variants(const char *list) {
+    while (*list) {
+        size_t len = strcspn(list, ","), i;
+        for (i = 0; i < sizeof variant_names / sizeof variant_names[0]; i++)
+            if (strlen(variant_names[i]) == len && !strncmp(list, variant_names[i], len)) break;
+        if (i == sizeof variant_names / sizeof variant_names[0]) {
+            fprintf(stderr, "bench: unknown variant '%.*s' (see --help)\n", (int)len, list);
+            return 0;
+        }
+        list += len + (list[len] == ',');
+    }
+    return 1;
+}
+
 static void usage(FILE *to) {
     fprintf(to, "usage: bench [options]\n"
                 "  --quick         short run (under 30 s): 3 reps of 0.1 s\n"
@@ -860,8 +969,9 @@ static void usage(FILE *to) {
                 "  --ring BYTES    ring capacity, a power of two (default 8388608)\n"
                 "  --reps N        repetitions per measurement (default 5)\n"
                 "  --seconds S     seconds per measurement (default 0.4)\n"
-                "  --variants LIST run only these throughput variants (profiling);\n"
-                "                  tables then show only what ran\n"
+                "  --variants LIST run only these (comma separated); tables then show\n"
+                "                  only what ran. Names: shared-buffer, shared-string,\n"
+                "                  shared-corked, pipe-buffer, pipe-string, limit, latency\n"
                 "  --help          this text\n");
 }
 
@@ -899,6 +1009,7 @@ static int parse_args(config *cfg, int argc, char **argv) {
             cfg->ring = strtoull(argv[++i], NULL, 10);
         } else if (!strcmp(a, "--variants") && val) {
             cfg->only = argv[++i];
+            if (!known_variants(cfg->only)) return -1;
         } else if (!strcmp(a, "--reps") && val) {
             cfg->reps = atoi(argv[++i]);
         } else if (!strcmp(a, "--seconds") && val) {
@@ -946,6 +1057,9 @@ int main(int argc, char **argv) {
             for (int v = 0; v < NVARIANTS; v++) {
                 if (!selected(v)) continue;
                 results[v][s][r] = variants[v].run(&cfg, cfg.sizes[s]);
+                results[v][s][r].noisy =
+                    variants[v].spins && (results[v][s][r].producer_cpu < NOISY_CPU ||
+                                          results[v][s][r].consumer_cpu < NOISY_CPU);
                 bad += results[v][s][r].bad;
                 if (results[v][s][r].messages == 0) bad++;
                 fprintf(stderr, "\rbench: %d/%d runs", ++runs, total);
@@ -975,6 +1089,7 @@ int main(int argc, char **argv) {
         print_rate_table(&cfg, 0);
         print_ratio_table(&cfg);
         print_sleep_table(&cfg);
+        print_noise_table(&cfg);
         if (with_latency) {
             printf(
                 "\nLatency: %d-byte ping-pong, one-way ns (half a round trip), %ld round trips\n\n",
