@@ -592,14 +592,14 @@ enum {
     SRNG_OFF_MAX_MESSAGE = 16,
     SRNG_OFF_DATA_OFFSET = 20,
     SRNG_OFF_WRITE_POS = 128,
-    SRNG_OFF_CLOSED = 136,
     SRNG_OFF_READ_POS = 256,
     SRNG_OFF_CORRUPT = 264,
     SRNG_OFF_CONSUMER_SLEEPING = 384,
     SRNG_OFF_CONSUMER_FENCELESS = 388,
     SRNG_OFF_PRODUCER_SLEEPING = 512,
     SRNG_OFF_PRODUCER_FENCELESS = 516,
-    SRNG_OFF_PRODUCER_WAKE_POS = 520
+    SRNG_OFF_PRODUCER_WAKE_POS = 520,
+    SRNG_OFF_CLOSED = 528
 };
 /* Each 128-byte block (an adjacent-line prefetch pair) has one writer and
    one pace: what a side writes per message or per batch never shares a
@@ -912,8 +912,11 @@ SRNG_INLINE void srng_wake_if_sleeping(shared_ring_side *s, srng_au32 *word) {
 }
 
 /* A wait condition: returns 1 when the caller may proceed, 0 to keep
-   waiting, or a negative result to stop with. */
-typedef int (*srng_ready_fn)(void *ctx);
+   waiting, or a negative result to stop with. `thorough` 0 asks for the
+   cheapest look (while spinning: touch no line the peer writes often);
+   1 for every check (at the start, every SRNG_SPIN_CLOCK_ROUNDS rounds,
+   and around each sleep). */
+typedef int (*srng_ready_fn)(void *ctx, int thorough);
 
 /* Pause rounds between two looks at the clock while spinning: the clock
    costs tens of ns, a pause from a few ns to over 100 depending on the CPU,
@@ -926,10 +929,11 @@ static int srng_spin(srng_ready_fn ready, void *ctx, uint64_t start, uint64_t bu
     uint32_t i;
     int r;
     for (i = 1;; i++) {
+        int now = i % SRNG_SPIN_CLOCK_ROUNDS == 0;
         srng_cpu_relax();
-        r = ready(ctx);
+        r = ready(ctx, now);
         if (r != 0) return r;
-        if (i % SRNG_SPIN_CLOCK_ROUNDS == 0 && SHARED_RING_NOW_NS() - start >= budget_ns) return 0;
+        if (now && SHARED_RING_NOW_NS() - start >= budget_ns) return 0;
     }
 }
 
@@ -943,9 +947,13 @@ static int srng_spin(srng_ready_fn ready, void *ctx, uint64_t start, uint64_t bu
 static int srng_block(shared_ring_side *s, srng_au32 *word, srng_au32 *peer_fenceless,
                       srng_ready_fn ready, void *ctx, uint64_t timeout_ns) {
     uint64_t start, elapsed = 0;
-    int r = ready(ctx);
+    /* A cheap look first: the caller often finds what it waits for. */
+    int r = ready(ctx, 0);
     if (r != 0) return r;
-    if (timeout_ns == 0) return SHARED_RING_TIMEOUT;
+    if (timeout_ns == 0) {
+        r = ready(ctx, 1);
+        return r != 0 ? r : SHARED_RING_TIMEOUT;
+    }
     s->stats.waits++;
     start = SHARED_RING_NOW_NS();
     if (s->spin_ns != 0) {
@@ -968,10 +976,10 @@ static int srng_block(shared_ring_side *s, srng_au32 *word, srng_au32 *peer_fenc
         if (SRNG_LOAD(peer_fenceless, relaxed) != 0u && !srng_asymmetric_barrier() &&
             left > SRNG_SLICE_NS)
             left = SRNG_SLICE_NS;
-        r = ready(ctx);
+        r = ready(ctx, 1);
         if (r != 0) break;
         srng_sleep(s, word, left);
-        r = ready(ctx);
+        r = ready(ctx, 1);
         if (r != 0) break;
         elapsed = SHARED_RING_NOW_NS() - start;
         if (timeout_ns != SHARED_RING_FOREVER && elapsed >= timeout_ns) {
@@ -1281,9 +1289,11 @@ typedef struct srng_space_wait {
     uint64_t want;
 } srng_space_wait;
 
-static int srng_space_ready(void *ctx) {
+static int srng_space_ready(void *ctx, int thorough) {
     srng_space_wait *w = (srng_space_wait *)ctx;
-    int r = srng_refresh_read(w->p);
+    int r;
+    (void)thorough; /* read_pos and the corrupt flag share one line */
+    r = srng_refresh_read(w->p);
     if (r != SHARED_RING_OK) return r;
     return srng_free_bytes(w->p) >= w->want;
 }
@@ -1569,12 +1579,17 @@ static int srng_message_ready(shared_ring_consumer *c) {
    after each published header and `closed` after its last publish, so
    reading them (acquire) and then looking at peek_pos once more tells
    "empty" from "closed" from "corrupt" (write_pos says there is a record
-   where there is none). Returns 1 (a message arrived after all), 0,
-   CLOSED or ERR_CORRUPT. */
-static int srng_check_empty(shared_ring_consumer *c) {
+   where there is none). write_pos shares its line with nothing but is
+   stored per message, so a `thorough` 0 look (a polling read_some, a
+   spinning wait) leaves it alone and reads only `closed`, which sits in a
+   block written once. Returns 1 (a message arrived after all), 0, CLOSED
+   or ERR_CORRUPT. */
+static int srng_check_empty(shared_ring_consumer *c, int thorough) {
     uint32_t closed = SRNG_LOAD(srng_u32_at(c->s.region, SRNG_OFF_CLOSED), acquire);
-    uint64_t w = SRNG_LOAD(srng_u64_at(c->s.region, SRNG_OFF_WRITE_POS), acquire);
+    uint64_t w;
     int r;
+    if (!thorough && closed == 0u) return 0;
+    w = SRNG_LOAD(srng_u64_at(c->s.region, SRNG_OFF_WRITE_POS), acquire);
     if ((w & 7u) != 0 || w < c->write_cache ||
         (w > c->peek_pos && w - c->read_pos > c->s.capacity))
         return srng_corrupt(c);
@@ -1587,10 +1602,10 @@ static int srng_check_empty(shared_ring_consumer *c) {
 
 /* Is a message (or the end of the stream) there? 1 = data, 0 = no, CLOSED,
    ERR_CORRUPT. */
-static int srng_data_ready(void *ctx) {
+static int srng_data_ready(void *ctx, int thorough) {
     shared_ring_consumer *c = (shared_ring_consumer *)ctx;
     int r = srng_message_ready(c);
-    return r != 0 ? r : srng_check_empty(c);
+    return r != 0 ? r : srng_check_empty(c, thorough);
 }
 
 /* Hand the published messages from peek_pos to fn (all, or until it asks
@@ -1666,7 +1681,7 @@ SHARED_RING_API int shared_ring_read_some(shared_ring_consumer *c, shared_ring_r
     if (fn == NULL) return SHARED_RING_ERR_ARG;
     r = srng_deliver(c, fn, user);
     if (r == 0) {
-        r = srng_check_empty(c);
+        r = srng_check_empty(c, 0);
         if (r == 1) r = srng_deliver(c, fn, user);
     }
     /* Release what peek handed out too, even when nothing new came. */
@@ -1708,7 +1723,7 @@ SHARED_RING_API int shared_ring_peek(shared_ring_consumer *c, shared_ring_messag
     int r = srng_consumer_ok(c);
     if (r != SHARED_RING_OK) return r;
     if (msg == NULL) return SHARED_RING_ERR_ARG;
-    r = srng_data_ready(c);
+    r = srng_data_ready(c, 0);
     if (r == 0) return SHARED_RING_EMPTY;
     if (r < 0) return r;
     r = srng_deliver(c, srng_take_one, msg);
