@@ -5,6 +5,9 @@
 #   make stress  10^8 messages between threads (TSan), 10^7 between processes
 #   make matrix  every standard, compiler, architecture and libc we have tools for
 #   make bench   build and run the benchmark (the project's main job)
+#   make instructions   callgrind: instructions per 64-byte message, one
+#                thread (INSTR_HEADER=path compares another shared_ring.h)
+#   make peers AERON=path   side by side with Aeron's C SPSC ring
 #   make install PREFIX=/usr/local [DESTDIR=...]   header, pkg-config, CMake package
 #   make uninstall, make clean
 # Honours CC, CXX, CFLAGS, CXXFLAGS, LDFLAGS, PREFIX, DESTDIR.
@@ -48,7 +51,7 @@ VERSION = $(shell sed -n 's/^\#define SHARED_RING_VERSION "\(.*\)"/\1/p' shared_
 
 .PHONY: all test check bench examples run-examples install uninstall clean tsan asan \
         compile-tests readme-check ecosystem-tests \
-        fuzz fuzz-replay asan-fuzz-replay crash-loop memcheck stress matrix
+        fuzz fuzz-replay asan-fuzz-replay crash-loop memcheck stress matrix instructions peers
 
 all: $(B)/unit $(B)/stress $(B)/crash $(addprefix $(EB)/,$(EXAMPLES)) bench/bench
 
@@ -207,6 +210,19 @@ bench/bench: bench/bench.c $(HDR)
 
 bench: bench/bench
 	./bench/bench
+
+# Exact instruction counts (valgrind), which do not drift with machine noise.
+INSTR_HEADER ?= ../shared_ring.h
+INSTR_MESSAGES ?= 1000000
+instructions: bench/instructions.c $(HDR)
+	$(CC) -std=c11 -O3 -g $(WARN) -DSHARED_RING_HEADER='"$(INSTR_HEADER)"' \
+	    -o $(B)/instructions bench/instructions.c
+	valgrind --tool=callgrind --toggle-collect=run_loop --callgrind-out-file=$(B)/callgrind.out \
+	    ./$(B)/instructions $(INSTR_MESSAGES) 64 2>&1 | \
+	    awk '/Collected/ { printf "instructions per 64-byte message (write_bytes + read_some, one thread): %.1f\n", $$4 / $(INSTR_MESSAGES) }'
+
+peers:
+	sh bench/peers/aeron.sh "$(AERON)"
 
 clean:
 	rm -rf $(B) $(EB) bench/bench

@@ -1,0 +1,341 @@
+/* aeron_vs_shared: shared_ring.h and Aeron's C SPSC ring buffer
+   (aeron_spsc_rb) side by side, in one process, with the same loop as
+   bench/bench.c: one producer thread and one consumer thread on two CPUs,
+   fixed-size messages from ready-made sources, a consumer that copies each
+   message out and checks its first and last byte. Repetitions interleave
+   the variants, so a slow phase of the machine hits all of them alike.
+
+   Built and run by bench/peers/aeron.sh, which compiles Aeron's ring from
+   a checkout the user names (nothing of Aeron's is part of this project).
+
+   Variants:
+     shared        shared_ring_write_bytes + shared_ring_read (blocking)
+     aeron-claim   aeron_spsc_rb_try_claim + memcpy + commit, spin on FULL;
+                   aeron_spsc_rb_read, spin while it returns 0
+     aeron-write   aeron_spsc_rb_write (its own copy), same reader
+   and a 64-byte ping-pong (two rings each) for one-way latency. */
+#define _GNU_SOURCE
+#define SHARED_RING_IMPLEMENTATION
+#include "../../shared_ring.h"
+
+#include "concurrent/aeron_spsc_rb.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* aeron_spsc_rb.c reports bad capacities through Aeron's error module,
+   which we do not build: this is the one function it calls. */
+void aeron_err_set(int errcode, const char *function, const char *filename, int line_number,
+                   const char *format, ...);
+void aeron_err_set(int errcode, const char *function, const char *filename, int line_number,
+                   const char *format, ...) {
+    fprintf(stderr, "aeron error %d in %s (%s:%d): %s\n", errcode, function, filename,
+            line_number, format);
+}
+
+#define RING (8u << 20)
+#define NSRC 26
+#define MAX_REPS 32
+enum { V_SHARED, V_CLAIM, V_WRITE, NV };
+static const char *const names[NV] = { "shared", "aeron-claim", "aeron-write" };
+
+typedef struct run {
+    int variant;
+    size_t size;
+    double seconds;
+    void *mem;          /* the shared_ring region, or Aeron's buffer */
+    aeron_spsc_rb_t rb; /* Aeron's view of mem */
+    atomic_int ready, done;
+    uint64_t received, bad;
+    double t0, t1;
+} run;
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void pin(int cpu) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu % (int)sysconf(_SC_NPROCESSORS_ONLN), &set);
+    pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+}
+
+static void barrier(run *r) {
+    atomic_fetch_add(&r->ready, 1);
+    while (atomic_load(&r->ready) < 2) __builtin_ia32_pause();
+}
+
+static unsigned char mark(unsigned i) { return (unsigned char)('A' + i); }
+
+typedef struct checker {
+    unsigned char *copy;
+    size_t size;
+    unsigned source;
+    uint64_t seen, bad;
+} checker;
+
+static void check(checker *k, const void *data, size_t len) {
+    if (len != k->size) {
+        k->bad++;
+    } else {
+        memcpy(k->copy, data, len);
+        if (k->copy[0] != mark(k->source) || k->copy[len - 1] != mark(k->source)) k->bad++;
+    }
+    k->seen++;
+    k->source = k->source + 1 == NSRC ? 0 : k->source + 1;
+}
+
+static int shared_cb(void *user, const void *data, size_t len) {
+    check((checker *)user, data, len);
+    return 0;
+}
+static void aeron_cb(int32_t type, const void *data, size_t len, void *user) {
+    (void)type;
+    check((checker *)user, data, len);
+}
+
+static void *producer(void *arg) {
+    run *r = (run *)arg;
+    unsigned char *src[NSRC];
+    unsigned s = 0;
+    uint64_t n = 0;
+    shared_ring_producer p;
+    pin(0);
+    for (unsigned i = 0; i < NSRC; i++) {
+        src[i] = malloc(r->size);
+        memset(src[i], 'x', r->size);
+        src[i][0] = src[i][r->size - 1] = mark(i);
+    }
+    if (r->variant == V_SHARED) shared_ring_attach_producer(&p, r->mem, shared_ring_region_size(RING), NULL);
+    barrier(r);
+    double deadline = now_s() + r->seconds;
+    for (;; n++) {
+        if (r->variant == V_SHARED) {
+            shared_ring_write_bytes(&p, src[s], r->size, SHARED_RING_FOREVER);
+        } else if (r->variant == V_CLAIM) {
+            int32_t at;
+            while ((at = aeron_spsc_rb_try_claim(&r->rb, 1, r->size)) < 0) __builtin_ia32_pause();
+            memcpy(r->rb.buffer + at, src[s], r->size); /* at: the message offset */
+            aeron_spsc_rb_commit(&r->rb, at);
+        } else {
+            while (aeron_spsc_rb_write(&r->rb, 1, src[s], r->size) != AERON_RB_SUCCESS)
+                __builtin_ia32_pause();
+        }
+        s = s + 1 == NSRC ? 0 : s + 1;
+        if ((n & 255u) == 0 && now_s() >= deadline) break;
+    }
+    if (r->variant == V_SHARED) shared_ring_close(&p);
+    atomic_store(&r->done, 1);
+    for (unsigned i = 0; i < NSRC; i++) free(src[i]);
+    return NULL;
+}
+
+static void consume(run *r) {
+    checker k = { malloc(r->size), r->size, 0, 0, 0 };
+    shared_ring_consumer c;
+    pin(1);
+    if (r->variant == V_SHARED) shared_ring_attach_consumer(&c, r->mem, shared_ring_region_size(RING), NULL);
+    barrier(r);
+    r->t0 = now_s();
+    if (r->variant == V_SHARED) {
+        while (shared_ring_read(&c, shared_cb, &k, SHARED_RING_FOREVER) >= 0) {
+        }
+    } else {
+        for (;;) {
+            int done = atomic_load(&r->done);
+            if (aeron_spsc_rb_read(&r->rb, aeron_cb, &k, SIZE_MAX) == 0) {
+                if (done) break;
+                __builtin_ia32_pause();
+            }
+        }
+    }
+    r->t1 = now_s();
+    r->received = k.seen;
+    r->bad = k.bad;
+    free(k.copy);
+}
+
+static double throughput(int variant, size_t size, double seconds, void *mem) {
+    run r;
+    pthread_t t;
+    memset(&r, 0, sizeof r);
+    r.variant = variant;
+    r.size = size;
+    r.seconds = seconds;
+    r.mem = mem;
+    if (variant == V_SHARED) {
+        shared_ring_format(mem, shared_ring_region_size(RING), RING, 0);
+    } else {
+        memset(mem, 0, RING + AERON_RB_TRAILER_LENGTH);
+        if (aeron_spsc_rb_init(&r.rb, mem, RING + AERON_RB_TRAILER_LENGTH) != 0) exit(1);
+    }
+    pthread_create(&t, NULL, producer, &r);
+    consume(&r);
+    pthread_join(t, NULL);
+    if (r.bad) {
+        fprintf(stderr, "%s: %llu bad messages\n", names[variant], (unsigned long long)r.bad);
+        exit(1);
+    }
+    return (double)r.received / (r.t1 - r.t0);
+}
+
+/* ---- ping-pong: A sends 64 bytes on one ring, B echoes on another -------- */
+
+#define PING 64
+typedef struct pingpong {
+    int variant;
+    long iters;
+    void *mem[2];
+    aeron_spsc_rb_t rb[2];
+    double *rtt;
+} pingpong;
+
+static int copy_shared(void *user, const void *d, size_t n) {
+    memcpy(user, d, n);
+    return 0;
+}
+static void copy_aeron(int32_t t, const void *d, size_t n, void *user) {
+    (void)t;
+    memcpy(user, d, n);
+}
+
+static void send_one(pingpong *pp, shared_ring_producer *p, int ring, unsigned char *msg) {
+    if (pp->variant == V_SHARED)
+        shared_ring_write_bytes(p, msg, PING, SHARED_RING_FOREVER);
+    else
+        while (aeron_spsc_rb_write(&pp->rb[ring], 1, msg, PING) != AERON_RB_SUCCESS) __builtin_ia32_pause();
+}
+
+static int receive_one(pingpong *pp, shared_ring_consumer *c, int ring, unsigned char *msg) {
+    if (pp->variant == V_SHARED) return shared_ring_read(c, copy_shared, msg, SHARED_RING_FOREVER) > 0;
+    while (aeron_spsc_rb_read(&pp->rb[ring], copy_aeron, msg, 1) == 0) __builtin_ia32_pause();
+    return 1;
+}
+
+static void *echo(void *arg) {
+    pingpong *pp = (pingpong *)arg;
+    shared_ring_producer p;
+    shared_ring_consumer c;
+    unsigned char msg[PING];
+    pin(1);
+    if (pp->variant == V_SHARED) {
+        shared_ring_attach_consumer(&c, pp->mem[0], shared_ring_region_size(1u << 16), NULL);
+        shared_ring_attach_producer(&p, pp->mem[1], shared_ring_region_size(1u << 16), NULL);
+    }
+    for (long i = 0; i < pp->iters; i++) {
+        while (!receive_one(pp, &c, 0, msg)) {
+        }
+        send_one(pp, &p, 1, msg);
+    }
+    return NULL;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void latency(int variant, long iters, double *p50, double *p99) {
+    pingpong pp;
+    pthread_t t;
+    shared_ring_producer p;
+    shared_ring_consumer c;
+    unsigned char msg[PING] = { 0 };
+    size_t bytes = shared_ring_region_size(1u << 16);
+    memset(&pp, 0, sizeof pp);
+    pp.variant = variant;
+    pp.iters = iters;
+    pp.rtt = malloc((size_t)iters * sizeof *pp.rtt);
+    for (int i = 0; i < 2; i++) {
+        pp.mem[i] = aligned_alloc(4096, bytes);
+        memset(pp.mem[i], 0, bytes);
+        if (variant == V_SHARED)
+            shared_ring_format(pp.mem[i], bytes, 1u << 16, 0);
+        else if (aeron_spsc_rb_init(&pp.rb[i], pp.mem[i], (1u << 16) + AERON_RB_TRAILER_LENGTH) != 0)
+            exit(1);
+    }
+    if (variant == V_SHARED) {
+        shared_ring_attach_producer(&p, pp.mem[0], bytes, NULL);
+        shared_ring_attach_consumer(&c, pp.mem[1], bytes, NULL);
+    }
+    pthread_create(&t, NULL, echo, &pp);
+    pin(0);
+    for (long i = 0; i < iters; i++) {
+        double t0 = now_s();
+        send_one(&pp, &p, 0, msg);
+        while (!receive_one(&pp, &c, 1, msg)) {
+        }
+        pp.rtt[i] = (now_s() - t0) * 1e9 / 2; /* one way */
+    }
+    pthread_join(t, NULL);
+    qsort(pp.rtt, (size_t)iters, sizeof *pp.rtt, cmp_double);
+    *p50 = pp.rtt[iters / 2];
+    *p99 = pp.rtt[iters * 99 / 100];
+    free(pp.rtt);
+    free(pp.mem[0]);
+    free(pp.mem[1]);
+}
+
+static double median(double *v, int n) {
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+int main(int argc, char **argv) {
+    static const size_t sizes[] = { 64, 256, 1024, 4096, 16384, 65536 };
+    enum { NS = sizeof sizes / sizeof sizes[0] };
+    int reps = argc > 1 ? atoi(argv[1]) : 5;
+    double seconds = argc > 2 ? atof(argv[2]) : 0.4;
+    static double rate[NV][NS][MAX_REPS];
+    void *mem = aligned_alloc(4096, shared_ring_region_size(RING) + 4096);
+    if (reps < 1 || reps > MAX_REPS || seconds <= 0 || mem == NULL) {
+        fprintf(stderr, "usage: aeron_vs_shared [REPS 1..%d] [SECONDS]\n", MAX_REPS);
+        return 2;
+    }
+    memset(mem, 0, shared_ring_region_size(RING) + 4096);
+    for (int r = 0; r < reps; r++)
+        for (int s = 0; s < NS; s++)
+            for (int v = 0; v < NV; v++) rate[v][s][r] = throughput(v, sizes[s], seconds, mem);
+    printf("shared_ring %s against aeron_spsc_rb: 8 MiB ring, %d interleaved reps of %.2f s, "
+           "%ld CPUs\n\nMessage rate, M msg/s (median)\n\n| variant |",
+           SHARED_RING_VERSION, reps, seconds, sysconf(_SC_NPROCESSORS_ONLN));
+    for (int s = 0; s < NS; s++) printf(" %zu B |", sizes[s]);
+    printf("\n|---|");
+    for (int s = 0; s < NS; s++) printf("---:|");
+    printf("\n");
+    for (int v = 0; v < NV; v++) {
+        printf("| %s |", names[v]);
+        for (int s = 0; s < NS; s++) {
+            double tmp[MAX_REPS];
+            memcpy(tmp, rate[v][s], sizeof tmp);
+            printf(" %.3g |", median(tmp, reps) / 1e6);
+        }
+        printf("\n");
+    }
+    for (int v = V_CLAIM; v < NV; v++) {
+        printf("| shared ÷ %s |", names[v]);
+        for (int s = 0; s < NS; s++) {
+            double q[MAX_REPS];
+            for (int r = 0; r < reps; r++) q[r] = rate[V_SHARED][s][r] / rate[v][s][r];
+            printf(" %.2f× |", median(q, reps));
+        }
+        printf("\n");
+    }
+    printf("\nOne-way latency, 64-byte ping-pong, ns\n\n| variant | p50 | p99 |\n|---|---:|---:|\n");
+    for (int v = V_SHARED; v <= V_WRITE; v += 2) {
+        double p50, p99;
+        latency(v, 200000, &p50, &p99);
+        printf("| %s | %.0f | %.0f |\n", v == V_SHARED ? "shared" : "aeron", p50, p99);
+    }
+    free(mem);
+    return 0;
+}
