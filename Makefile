@@ -214,7 +214,7 @@ bench: bench/bench
 # Exact instruction counts (valgrind), which do not drift with machine noise.
 INSTR_HEADER ?= ../shared_ring.h
 INSTR_MESSAGES ?= 1000000
-instructions: bench/instructions.c $(HDR)
+instructions: bench/instructions.c $(HDR) | $(B)
 	$(CC) -std=c11 -O3 -g $(WARN) -DSHARED_RING_HEADER='"$(INSTR_HEADER)"' \
 	    -o $(B)/instructions bench/instructions.c
 	valgrind --tool=callgrind --toggle-collect=run_loop --callgrind-out-file=$(B)/callgrind.out \

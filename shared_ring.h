@@ -67,60 +67,84 @@
    All fields are fixed-width, native byte order, at fixed offsets from the
    start of the region, so 32-bit and 64-bit processes agree on them. The
    region must be at least 8-byte aligned (128 recommended: then every block
-   below sits on its own pair of 64-byte cache lines).
+   below sits on its own pair of 64-byte cache lines). Each 128-byte block
+   has one writer, and what one side writes per message or per batch never
+   shares a block with what the other side reads per message.
 
      offset size  owner     field
      ------ ----  --------  ---------------------------------------------------
           0    4  format    magic       0x53524E47 ("GNRS" in memory on LE)
-          4    4  format    version     layout version, 1
+          4    4  format    version     layout version, 2
           8    8  format    capacity    data area bytes, a power of two >= 64
          16    4  format    max_message largest payload in bytes
-         20    4  format    data_offset where the data area starts: 512
+         20    4  format    data_offset where the data area starts: 1024
          24  104  -         reserved, zero
-        128    8  producer  write_pos   bytes ever published (monotonic)
-        136    4  producer  closed      1 once the producer closed the stream
-        140    4  producer  producer_fenceless  1: publishes without a fence
-        144  112  -         reserved, zero
+        128    8  producer  write_pos   bytes published (monotonic; may lag
+                                        the last record by one record or
+                                        corked batch: see section 4)
+        136  120  -         reserved, zero
         256    8  consumer  read_pos    bytes ever released (monotonic)
         264    4  consumer  corrupt     1 once the consumer found bad data
-        268    4  consumer  consumer_fenceless  1: releases without a fence
-        272  112  -         reserved, zero
-        384    4  consumer  consumer_sleeping  futex word: 1 = asleep on data
-        388    4  producer  producer_sleeping  futex word: 1 = asleep on space
-        392    8  producer  producer_wake_pos  wake the producer once
-                                               read_pos >= this
-        400  112  -         reserved, zero
-        512  cap  both      data area: records
+        268  116  -         reserved, zero
+        384    4  consumer  consumer_sleeping   futex word: 1 = asleep on data
+        388    4  consumer  consumer_fenceless  1: releases without a fence
+        392  120  -         reserved, zero
+        512    4  producer  producer_sleeping   futex word: 1 = asleep on space
+        516    4  producer  producer_fenceless  1: publishes without a fence
+        520    8  producer  producer_wake_pos   wake the producer once
+                                                read_pos >= this
+        528    4  producer  closed      1 once the producer closed the stream
+        532  492  -         reserved, zero (room for peer identities)
+       1024  cap  both      data area: records
 
-   A record is an 8-byte header followed by the payload, padded to 8 bytes:
-       u32 length    payload bytes, or 0xFFFFFFFF for a padding record
-       u32 reserved  zero
+   A record is an 8-byte header word followed by the payload, padded to 8
+   bytes. The header is one 64-bit word, stored and loaded in one piece:
+       low 32 bits   payload length, or 0xFFFFFFFF for a padding record
+       high 32 bits  tag: the low 32 bits of the record's position, | 1
    A record never wraps: when the next one does not fit before the end of the
    data area, the producer writes a padding record that covers the rest and
    starts again at offset 0. The offset of position `pos` is pos & (cap - 1).
+   The 8 bytes after the last record are always zero (the "end mark"), so
+   the ring holds at most capacity - 8 bytes of records.
 
    ============================================================================
    4. THE PROTOCOL
    ============================================================================
-   Publishing. The producer writes records, then stores write_pos with release
-   order; the consumer loads it with acquire order and then reads the records
-   below it. The consumer does the same the other way with read_pos. Each side
-   caches the other's position and re-reads it only when its cached view runs
-   out, so in steady flow each side touches the other's cache line about once
-   per batch, not once per message.
+   Publishing. Each record says itself that it is there. The producer
+   writes the payload, zeroes the 8 bytes after the record (the end mark:
+   where the consumer will look next), then stores the header word with
+   release order. The consumer loads the header at its position with
+   acquire order: a tag equal to that position's means "published", and the
+   payload is complete. The end mark keeps stale bytes of an earlier lap
+   from ever reading as a header, and zeroed memory is never a message (a
+   tag is never 0). So in steady flow the consumer touches only the record
+   lines, which it must fetch for the payload anyway. The producer also
+   stores write_pos after each publish, in a block nobody reads in steady
+   flow: the consumer reads it only when it waits and finds no record, to
+   tell "empty" from "corrupt" (write_pos beyond a position without a
+   record), and a restarted producer walks the published records from it to
+   the real end. The consumer releases space by storing read_pos once per
+   read_some batch; the producer re-reads it only when its cached view of
+   the free space runs out.
 
    Batching. read_some() hands every available message to the callback and
    stores read_pos once at the end. cork()/uncork() lets the producer write
-   many messages and store write_pos once. A corked producer that must wait
-   for space publishes first, so it can never deadlock against a consumer that
-   waits for data.
+   many messages and publish them at once: the header of the first one is
+   held back and stored last. A corked batch is published anyway once it
+   holds cork_limit bytes (default 64 KiB: beyond that, holding back only
+   idles the consumer), and a corked producer that must wait for space, or
+   returns FULL, publishes first, so it can never deadlock against a
+   consumer that waits for data, nor spin forever on try_write.
 
-   Waiting. A side that must wait spins for `spin_count` rounds of the CPU's
-   pause hint, then announces itself in its *_sleeping word and sleeps on it
-   (Linux futex, shared across processes; WaitOnAddress on Windows; ulock on
-   macOS; short sleeps elsewhere). After publishing, the other side reads
-   that word: only when it is 1 does it make a wake-up system call. Steady
-   flow makes no system calls.
+   Waiting. A side that must wait spins for spin_ns nanoseconds (default
+   50 us; time, not a count, because a pause instruction costs 10x more on
+   some CPUs than on others; the clock is read every 32 pause rounds),
+   looking only at words the peer rarely writes (the record header and
+   `closed`; write_pos every 32 rounds). Then it announces itself in its
+   *_sleeping word and sleeps on it (Linux futex, shared across processes;
+   WaitOnAddress on Windows; ulock on macOS; short sleeps elsewhere). After
+   publishing, the other side reads that word: only when it is 1 does it
+   make a wake-up system call. Steady flow makes no system calls.
 
    Asymmetric barriers. "Store my position, then load the peer's sleeping
    word" needs a full fence (else both sides can miss each other and the
@@ -151,10 +175,13 @@
      caller owns. Functions taking a producer handle are for the producer,
      those taking a consumer handle for the consumer; the rest are for either.
    - Ordering and integrity: the consumer sees every published message exactly
-     once, in order, whole.
+     once, in order, whole. (A restarted consumer starts at read_pos: it gets
+     again what its predecessor peeked or read but did not release.)
    - The consumer trusts nothing in the region. Capacity and max message size
-     are read once at attach and validated; every position and record header is
-     checked against the data area and the published write position before use.
+     are read once at attach and validated; every header word is loaded once
+     and checked (tag, length against max_message, the end of the data area,
+     and one capacity past read_pos) before use, and write_pos, when read, is
+     checked against what the records show.
      Anything inconsistent gives SHARED_RING_ERR_CORRUPT, from then on for every
      call on that handle, and nothing outside the region is ever read or
      written. The producer likewise validates read_pos.
@@ -186,15 +213,20 @@
                                nanoseconds (uint64_t) for timeouts. Default:
                                clock_gettime / QueryPerformanceCounter /
                                timespec_get.
-   SHARED_RING_DEFAULT_SPIN    implementation file only: pause rounds before
-                               sleeping when options are not given (512).
+   SHARED_RING_DEFAULT_SPIN_NS global (it sets SHARED_RING_OPTIONS_INIT):
+                               nanoseconds to spin before sleeping (50000).
+   SHARED_RING_DEFAULT_CORK_LIMIT  global: bytes after which a corked batch
+                               is published anyway (65536; 0: never).
 
    ============================================================================
    7. LIMITS
    ============================================================================
    capacity: a power of two from 64 bytes up to what size_t can hold (and at
-   most 2^62). max_message: at most capacity/2 - 8 (so any message fits once
-   the ring is empty, whatever the wrap point), at most 2^31 - 8.
+   most 2^62); the ring holds at most capacity - 8 bytes of records (the end
+   mark). max_message: at most capacity/2 - 8 (so any message fits once the
+   ring is empty, whatever the wrap point), at most 2^31 - 8. Record tags
+   repeat every 4 GiB of stream; the end mark, not the tag, is what keeps
+   stale bytes out, so rings of 4 GiB and more are as safe.
    Positions are 64-bit and never wrap in practice (centuries at 100 GB/s).
    Needs lock-free 32- and 64-bit atomics; the build fails otherwise.
    Both processes must have the same byte order (a mismatch reads as a bad
@@ -203,6 +235,8 @@
    ============================================================================
    8. REVISION HISTORY
    ============================================================================
+   0.2.0  layout version 2: records carry a position tag, the consumer finds
+          them without reading write_pos; spin by time (spin_ns); cork_limit.
    0.1.0  first release: layout version 1. See CHANGELOG.md.
 */
 
@@ -454,9 +488,10 @@ SHARED_RING_API int shared_ring_commit(shared_ring_producer *p, size_t len);
    Returns OK, ERR_STATE (no claim open), ERR_HANDLE. */
 SHARED_RING_API int shared_ring_abort(shared_ring_producer *p);
 
-/* Cork: until the matching uncork, messages are written but write_pos is
-   stored only once, at the outermost uncork (or when the producer must wait
-   for space, or at flush/close). Nestable. Producer side. Never blocks.
+/* Cork: until the matching uncork, messages are written but published only
+   once, at the outermost uncork (or earlier: when the batch reaches the
+   cork_limit option, when the producer must wait for space or returns
+   FULL, at flush/close). Nestable. Producer side. Never blocks.
    cork returns OK, ERR_STATE (nesting deeper than 2^32-1), ERR_HANDLE;
    uncork returns OK, ERR_STATE (not corked), ERR_HANDLE. */
 SHARED_RING_API int shared_ring_cork(shared_ring_producer *p);
