@@ -1022,14 +1022,19 @@ static void ignoring_wake(void *user, void *addr) {
     (void)addr;
 }
 
-TEST(spin_phase_lasts_spin_ns_before_the_first_sleep) {
+/* A 1 KiB ring whose waits go through timing_wait, spinning spin_ns first. */
+static void setup_with_timing_hooks(uint32_t spin_ns) {
     shared_ring_options o = SHARED_RING_OPTIONS_INIT;
-    uint64_t start;
-    o.spin_ns = 20000000; /* 20 ms */
+    o.spin_ns = spin_ns;
     o.wait = timing_wait;
     o.wake = ignoring_wake;
     wait_hook_first_call_ns_set = 0;
     setup_opt(1024, 0, &o);
+}
+
+TEST(spin_phase_lasts_spin_ns_before_the_first_sleep) {
+    uint64_t start;
+    setup_with_timing_hooks(20000000); /* 20 ms */
     start = test_now_ns();
     CHECK_EQ(shared_ring_wait(&cons, 50000000), SHARED_RING_TIMEOUT);
     CHECK(wait_hook_first_call_ns_set);
@@ -1038,12 +1043,7 @@ TEST(spin_phase_lasts_spin_ns_before_the_first_sleep) {
 
 TEST(wait_shorter_than_the_spin_budget_never_sleeps) {
     shared_ring_stats st = { 0 };
-    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
-    o.spin_ns = 20000000;
-    o.wait = timing_wait;
-    o.wake = ignoring_wake;
-    wait_hook_first_call_ns_set = 0;
-    setup_opt(1024, 0, &o);
+    setup_with_timing_hooks(20000000);
     CHECK_EQ(shared_ring_wait(&cons, 5000000), SHARED_RING_TIMEOUT);
     CHECK(!wait_hook_first_call_ns_set);
     shared_ring_consumer_stats(&cons, &st);
@@ -1053,12 +1053,7 @@ TEST(wait_shorter_than_the_spin_budget_never_sleeps) {
 
 TEST(zero_spin_sleeps_at_once) {
     shared_ring_stats st = { 0 };
-    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
-    o.spin_ns = 0;
-    o.wait = timing_wait;
-    o.wake = ignoring_wake;
-    wait_hook_first_call_ns_set = 0;
-    setup_opt(1024, 0, &o);
+    setup_with_timing_hooks(0);
     CHECK_EQ(shared_ring_wait(&cons, 1000000), SHARED_RING_TIMEOUT);
     shared_ring_consumer_stats(&cons, &st);
     CHECK(st.sleeps >= 1);
