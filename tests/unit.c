@@ -989,7 +989,7 @@ TEST(restarted_producer_overwrites_a_batch_that_was_never_published) {
 }
 
 TEST(attach_rejects_more_published_records_than_the_ring_holds) {
-    uint64_t pos;
+    size_t pos;
     setup(256, 0);
     /* Forge a published record at every position of the lap: a producer
        never leaves less than 8 bytes free. */
