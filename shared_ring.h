@@ -1077,6 +1077,14 @@ static int srng_positions_ok(uint64_t read_pos, uint64_t write_pos, uint64_t cap
     return ((read_pos | write_pos) & 7u) == 0 && write_pos - read_pos <= cap;
 }
 
+/* The region's positions as a side finds them at attach: write_pos may lag
+   read_pos by a record or a corked batch (it is stored after the header
+   that publishes), so either may be ahead, by at most the capacity. */
+static int srng_positions_near(uint64_t read_pos, uint64_t write_pos, uint64_t cap) {
+    uint64_t gap = write_pos >= read_pos ? write_pos - read_pos : read_pos - write_pos;
+    return ((read_pos | write_pos) & 7u) == 0 && gap <= cap;
+}
+
 /* Validate the region and options and fill the common part of a handle.
    The handle's magic is set by the caller last, so a failed attach leaves
    the handle unusable. */
@@ -1207,9 +1215,7 @@ SHARED_RING_API shared_ring_options shared_ring_default_options(void) {
 static uint64_t srng_find_end(const shared_ring_side *s, uint64_t write_pos, uint64_t read_pos) {
     uint64_t pos = write_pos, rec;
     uint32_t len;
-    if (((read_pos | write_pos) & 7u) != 0 ||
-        (write_pos >= read_pos ? write_pos - read_pos : read_pos - write_pos) > s->capacity)
-        return SRNG_REC_BAD;
+    if (!srng_positions_near(read_pos, write_pos, s->capacity)) return SRNG_REC_BAD;
     for (;;) {
         rec = srng_record_at(s, pos, &len);
         if (rec == 0) break;
@@ -1223,14 +1229,13 @@ static uint64_t srng_find_end(const shared_ring_side *s, uint64_t write_pos, uin
 SHARED_RING_API int shared_ring_attach_producer(shared_ring_producer *p, void *region,
                                                 size_t region_size,
                                                 const shared_ring_options *opt) {
+    shared_ring_options o = opt != NULL ? *opt : shared_ring_default_options();
     uint64_t end, rd;
-    uint32_t percent;
     int r;
     if (p == NULL) return SHARED_RING_ERR_ARG;
     memset(p, 0, sizeof *p);
-    r = srng_attach_side(&p->s, region, region_size, opt);
+    r = srng_attach_side(&p->s, region, region_size, &o);
     if (r != SHARED_RING_OK) return r;
-    percent = opt != NULL ? opt->resume_percent : 50u;
     rd = SRNG_LOAD(srng_u64_at(p->s.region, SRNG_OFF_READ_POS), acquire);
     end = srng_find_end(&p->s, SRNG_LOAD(srng_u64_at(p->s.region, SRNG_OFF_WRITE_POS), acquire),
                         rd);
@@ -1239,9 +1244,9 @@ SHARED_RING_API int shared_ring_attach_producer(shared_ring_producer *p, void *r
     p->read_cache = rd;
     SRNG_STORE(srng_u64_at(p->s.region, SRNG_OFF_WRITE_POS), end, release);
     /* capacity * percent / 100 without overflowing 64 bits */
-    p->resume_free = p->s.capacity / 100u * percent + p->s.capacity % 100u * percent / 100u;
-    p->cork_limit = opt != NULL ? opt->cork_limit : SHARED_RING_DEFAULT_CORK_LIMIT;
-    if (p->cork_limit == 0) p->cork_limit = UINT64_MAX;
+    p->resume_free =
+        p->s.capacity / 100u * o.resume_percent + p->s.capacity % 100u * o.resume_percent / 100u;
+    p->cork_limit = o.cork_limit != 0u ? o.cork_limit : UINT64_MAX;
     p->closed = SRNG_LOAD(srng_u32_at(p->s.region, SRNG_OFF_CLOSED), acquire) != 0u;
     srng_update_fast_end(p);
     srng_announce_mode(&p->s, SRNG_OFF_PRODUCER_FENCELESS, SRNG_OFF_CONSUMER_SLEEPING);
@@ -1261,11 +1266,7 @@ SHARED_RING_API int shared_ring_attach_consumer(shared_ring_consumer *c, void *r
     if (r != SHARED_RING_OK) return r;
     rd = SRNG_LOAD(srng_u64_at(c->s.region, SRNG_OFF_READ_POS), acquire);
     w = SRNG_LOAD(srng_u64_at(c->s.region, SRNG_OFF_WRITE_POS), acquire);
-    /* write_pos may lag read_pos by a record (see srng_find_end), never
-       lead it by more than the capacity. */
-    if (((rd | w) & 7u) != 0 || (w > rd && w - rd > c->s.capacity) ||
-        (w < rd && rd - w > c->s.capacity))
-        return SHARED_RING_ERR_CORRUPT;
+    if (!srng_positions_near(rd, w, c->s.capacity)) return SHARED_RING_ERR_CORRUPT;
     c->read_pos = c->peek_pos = rd;
     c->write_cache = w;
     srng_announce_mode(&c->s, SRNG_OFF_CONSUMER_FENCELESS, SRNG_OFF_PRODUCER_SLEEPING);
@@ -1647,7 +1648,11 @@ static int srng_data_ready(void *ctx, int thorough) {
    to stop), finding each from its own header; count them and the bytes per
    batch, not per message. Returns the count or ERR_CORRUPT. */
 static int srng_deliver(shared_ring_consumer *c, shared_ring_read_fn fn, void *user) {
-    /* Locals: the callback is opaque, so fields would be reloaded after it. */
+    /* The checks of srng_record_at, written out with locals and a bound
+       recomputed only at a lap's end: calling it here costs 8 more
+       instructions per message (make instructions: 129.9 against 121.6).
+       Locals, too, because the callback is opaque: fields would be
+       reloaded after it. */
     const unsigned char *const data = c->s.data;
     const uint64_t mask = c->s.mask, cap = c->s.capacity, max = c->s.max_message;
     uint64_t pos = c->peek_pos, limit = c->read_pos + cap, bytes = 0;
