@@ -1436,7 +1436,10 @@ SRNG_INLINE void srng_finish(shared_ring_producer *p, unsigned char *payload, si
     p->s.stats.bytes += len;
     if (len > p->s.stats.largest) p->s.stats.largest = len;
     if (SRNG_LIKELY(pos == p->published && p->cork_depth == 0)) {
-        /* Nothing held back: the header goes straight out. */
+        /* Nothing held back: the header goes straight out. This is
+           srng_append + srng_publish without the detour through `pending`,
+           which costs 6 instructions per message (make instructions:
+           127.7 against 121.6). */
         uint64_t next = pos + srng_record_size(len);
         SRNG_STORE(srng_slot(&p->s, next), 0u, relaxed);
         SRNG_STORE((srng_au64 *)(void *)(payload - SRNG_REC_HEADER),
