@@ -707,14 +707,18 @@ enum { V_SBUF, V_SSTR, V_SCORK, V_PBUF, V_PSTR, V_LIMIT };
 static sample results[NVARIANTS][MAX_SIZES][MAX_REPS];
 static const config *active_cfg;
 
+/* Is the `len`-byte item of a comma-separated list at `item` this name? */
+static int item_is(const char *item, size_t len, const char *name) {
+    return strlen(name) == len && strncmp(item, name, len) == 0;
+}
+
 /* Is variant v (or "latency") selected by --variants? */
 static int selected_name(const char *name) {
     const char *p = active_cfg->only;
-    size_t n = strlen(name);
     if (p == NULL) return 1;
     while (*p) {
         size_t len = strcspn(p, ",");
-        if (len == n && strncmp(p, name, n) == 0) return 1;
+        if (item_is(p, len, name)) return 1;
         p += len + (p[len] == ',');
     }
     return 0;
@@ -940,17 +944,14 @@ static void write_svg(const config *cfg, const char *path) {
 
 /* ---- main ---------------------------------------------------------------------------- */
 
-static const char *const variant_names[] = { "shared-buffer", "shared-string", "shared-corked",
-                                              "pipe-buffer",   "pipe-string",   "limit",
-                                              "latency" };
-
-/* Every name in a --variants list must be one we run. */
+/* Every name in a --variants list must be one we run: a throughput
+   variant or "latency". */
 static int known_variants(const char *list) {
     while (*list) {
-        size_t len = strcspn(list, ","), i;
-        for (i = 0; i < sizeof variant_names / sizeof variant_names[0]; i++)
-            if (strlen(variant_names[i]) == len && !strncmp(list, variant_names[i], len)) break;
-        if (i == sizeof variant_names / sizeof variant_names[0]) {
+        size_t len = strcspn(list, ",");
+        int known = item_is(list, len, "latency");
+        for (int v = 0; v < NVARIANTS; v++) known |= item_is(list, len, variants[v].name);
+        if (!known) {
             fprintf(stderr, "bench: unknown variant '%.*s' (see --help)\n", (int)len, list);
             return 0;
         }
