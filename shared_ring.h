@@ -88,13 +88,15 @@
         268  116  -         reserved, zero
         384    4  consumer  consumer_sleeping   futex word: 1 = asleep on data
         388    4  consumer  consumer_fenceless  1: releases without a fence
-        392  120  -         reserved, zero
+        392    4  consumer  consumer_wait_mode  how it sleeps and wakes (below)
+        396  116  -         reserved, zero
         512    4  producer  producer_sleeping   futex word: 1 = asleep on space
         516    4  producer  producer_fenceless  1: publishes without a fence
-        520    8  producer  producer_wake_pos   wake the producer once
+        520    4  producer  producer_wait_mode  how it sleeps and wakes (below)
+        524    4  producer  closed      1 once the producer closed the stream
+        528    8  producer  producer_wake_pos   wake the producer once
                                                 read_pos >= this
-        528    4  producer  closed      1 once the producer closed the stream
-        532  492  -         reserved, zero (room for peer identities)
+        536  488  -         reserved, zero (room for peer identities)
        1024  cap  both      data area: records
 
    A record is an 8-byte header word followed by the payload, padded to 8
@@ -332,6 +334,7 @@ typedef struct shared_ring_stats {
     uint64_t wakes;    /* wake-up calls made for the other side */
     uint64_t wait_ns;  /* total time spent waiting */
     uint64_t largest;  /* largest payload seen, bytes */
+    uint64_t wait_failures; /* OS waits that failed, replaced by 1 ms naps */
 } shared_ring_stats;
 
 /* What both handles have in common. Fields are private: read them through
@@ -346,6 +349,10 @@ typedef struct shared_ring_side {
     uint32_t spin_ns;
     uint32_t broken;    /* 1 once corruption was seen: sticky */
     uint32_t fenceless; /* 1: peers sleep behind membarrier, we don't fence */
+    uint32_t open;      /* the side's magic while calls may go ahead (attached,
+                           not broken, not in a callback; producer: no claim
+                           open, not closed), so hot paths test one word */
+    uint32_t busy;      /* 1 while a callback of this handle runs */
     shared_ring_wait_fn wait;
     shared_ring_wake_fn wake;
     void *hook_user;
@@ -367,9 +374,6 @@ typedef struct shared_ring_producer {
                              may be written without any other check: the
                              end of the lap and of the known free space,
                              or write_pos while FULL is latched */
-    uint32_t open;        /* the producer magic while writes may go ahead
-                             (attached, no claim, not closed, not broken),
-                             so the hot path tests one word */
     uint32_t claim_open;
     uint32_t cork_depth;
     uint32_t full_latched; /* FULL was reported; wait for resume_free */
@@ -383,7 +387,7 @@ typedef struct shared_ring_consumer {
     uint64_t peek_pos;    /* next record to hand out */
     uint64_t write_cache; /* largest write_pos seen (validated) */
     uint32_t peeked;      /* messages handed out by peek, not released */
-    uint32_t reserved[14]; /* same size as a producer handle, so a handle
+    uint32_t reserved[13]; /* same size as a producer handle, so a handle
                               of the wrong side is caught by its magic
                               without reading past it */
 } shared_ring_consumer;
@@ -631,11 +635,21 @@ enum {
     SRNG_OFF_CORRUPT = 264,
     SRNG_OFF_CONSUMER_SLEEPING = 384,
     SRNG_OFF_CONSUMER_FENCELESS = 388,
+    SRNG_OFF_CONSUMER_WAIT_MODE = 392,
     SRNG_OFF_PRODUCER_SLEEPING = 512,
     SRNG_OFF_PRODUCER_FENCELESS = 516,
-    SRNG_OFF_PRODUCER_WAKE_POS = 520,
-    SRNG_OFF_CLOSED = 528
+    SRNG_OFF_PRODUCER_WAIT_MODE = 520,
+    SRNG_OFF_CLOSED = 524,
+    SRNG_OFF_PRODUCER_WAKE_POS = 528
 };
+/* Each side's wait words sit in one order: sleeping, fenceless, wait mode,
+   so a waker finds the sleeper's mode next to the word it sleeps on. */
+#define SRNG_MODE_AFTER_SLEEPING 8u
+SRNG_STATIC_ASSERT(SRNG_OFF_CONSUMER_WAIT_MODE - SRNG_OFF_CONSUMER_SLEEPING ==
+                       SRNG_MODE_AFTER_SLEEPING &&
+                   SRNG_OFF_PRODUCER_WAIT_MODE - SRNG_OFF_PRODUCER_SLEEPING ==
+                       SRNG_MODE_AFTER_SLEEPING,
+                   "wait mode at the same distance from each sleeping word");
 /* Each 128-byte block (an adjacent-line prefetch pair) has one writer and
    one pace: what a side writes per message or per batch never shares a
    block with what the other side reads per message. */
@@ -646,6 +660,9 @@ SRNG_STATIC_ASSERT(SRNG_OFF_CONSUMER_SLEEPING - SRNG_OFF_READ_POS == 128,
 SRNG_STATIC_ASSERT(SRNG_OFF_PRODUCER_SLEEPING - SRNG_OFF_CONSUMER_SLEEPING == 128,
                    "each side's wait words in a block of their own");
 SRNG_STATIC_ASSERT(SRNG_OFF_PRODUCER_WAKE_POS % 8 == 0, "64-bit fields 8-aligned");
+SRNG_STATIC_ASSERT(SRNG_OFF_CONSUMER_FENCELESS - SRNG_OFF_CONSUMER_SLEEPING == 4 &&
+                       SRNG_OFF_PRODUCER_FENCELESS - SRNG_OFF_PRODUCER_SLEEPING == 4,
+                   "fenceless word right after each sleeping word");
 SRNG_STATIC_ASSERT(SHARED_RING_HEADER_SIZE % 128 == 0, "data area on a line pair");
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -796,97 +813,249 @@ static void srng_cpu_relax(void) {
 #endif
 }
 
-#if !defined(SHARED_RING_NO_OS_WAIT) && defined(__APPLE__)
+/* How a side sleeps: the low byte of its wait_mode word in the region. The
+   bits above say which wake-up calls it makes: SRNG_WAKES(kind). A sleeper
+   whose peer makes no call that reaches it (the peer was built with
+   SHARED_RING_NO_OS_WAIT, or uses wait hooks, or the reverse) sleeps in
+   slices of SRNG_SLICE_NS instead of trusting a wake-up that never comes. */
+#define SRNG_SLEEPS_NAPS 0u  /* never sleeps unbounded: needs no wake-up */
+#define SRNG_SLEEPS_FUTEX 1u /* Linux futex */
+#define SRNG_SLEEPS_ULOCK 2u /* Darwin __ulock_wait */
+#define SRNG_SLEEPS_WAIT_ON_ADDRESS 3u
+#define SRNG_SLEEPS_HOOK 4u /* the user's wait hook */
+#define SRNG_WAKES(kind) (0x100u << (kind))
+#define SRNG_SLICE_NS 1000000u /* bounded naps when no wake-up is promised */
+
+/* This build's OS primitive. Apple is tested first so that the macOS branch
+   can be compiled and tested on Linux against a stub (make matrix). */
+#if defined(SHARED_RING_NO_OS_WAIT)
+#define SRNG_OS_SLEEP SRNG_SLEEPS_NAPS
+#elif defined(__APPLE__)
+#define SRNG_OS_SLEEP SRNG_SLEEPS_ULOCK
+#elif defined(__linux__)
+#define SRNG_OS_SLEEP SRNG_SLEEPS_FUTEX
+#elif defined(SRNG_HAVE_WAIT_ON_ADDRESS)
+#define SRNG_OS_SLEEP SRNG_SLEEPS_WAIT_ON_ADDRESS
+#else
+#define SRNG_OS_SLEEP SRNG_SLEEPS_NAPS
+#endif
+
+#if SRNG_OS_SLEEP != SRNG_SLEEPS_NAPS || (defined(_WIN32) && !defined(SHARED_RING_NO_OS_WAIT))
+#include <errno.h>
+#endif
+#if !defined(SHARED_RING_NO_OS_WAIT) && !defined(_WIN32) && \
+    (SRNG_OS_SLEEP != SRNG_SLEEPS_NAPS || defined(SRNG_HAVE_CLOCK_GETTIME))
+#include <poll.h>
+#define SRNG_HAVE_POLL 1
+#endif
+
+/* A nap of about `ns` (at least 1 ms where the OS counts in ms): what a
+   side does instead of sleeping on its word when the OS wait failed. */
+static void srng_nap(uint64_t ns) {
+#if defined(_WIN32) && !defined(SHARED_RING_NO_OS_WAIT)
+    (void)ns;
+    Sleep(1);
+#elif defined(SRNG_HAVE_POLL)
+    /* poll takes milliseconds as an int: no timespec whose layout libc and
+       the kernel could disagree on. */
+    uint64_t ms = ns / 1000000u + 1u;
+    poll(NULL, 0, ms > 1000u ? 1000 : (int)ms);
+#else
+    (void)ns;
+    srng_cpu_relax();
+#endif
+}
+
+#if SRNG_OS_SLEEP == SRNG_SLEEPS_ULOCK
 /* Darwin's compare-and-wait; the _SHARED variant works across processes. */
 extern int __ulock_wait(uint32_t operation, void *addr, uint64_t value, uint32_t timeout_us);
 extern int __ulock_wake(uint32_t operation, void *addr, uint64_t wake_value);
 #define SRNG_UL_COMPARE_AND_WAIT_SHARED 3u
 #define SRNG_ULF_WAKE_ALL 0x100u
+
+static int srng_ulock_wait(srng_au32 *word, uint32_t expected, uint64_t timeout_ns) {
+    uint64_t us = 0; /* 0: no timeout */
+    if (timeout_ns != SHARED_RING_FOREVER) {
+        /* Round up, and clamp to what the 32-bit argument holds (71.6
+           minutes): 0 would mean "forever"; the caller sleeps again. */
+        us = timeout_ns / 1000u + (timeout_ns % 1000u != 0);
+        if (us == 0) us = 1;
+        if (us > UINT32_MAX) us = UINT32_MAX;
+    }
+    if (__ulock_wait(SRNG_UL_COMPARE_AND_WAIT_SHARED, (void *)word, expected, (uint32_t)us) >= 0)
+        return 0;
+    return errno == ETIMEDOUT || errno == EINTR ? 0 : -1;
+}
 #endif
 
-/* Sleep while *word == expected, at most timeout_ns (FOREVER: unbounded). */
-static void srng_os_wait(srng_au32 *word, uint32_t expected, uint64_t timeout_ns) {
-#if defined(SHARED_RING_NO_OS_WAIT)
-    (void)word;
-    (void)expected;
-    (void)timeout_ns;
-    srng_cpu_relax();
-#elif defined(__linux__)
-    struct timespec ts, *tsp = NULL;
-    if (timeout_ns != SHARED_RING_FOREVER) {
-        ts.tv_sec = (time_t)(timeout_ns / 1000000000u);
-        ts.tv_nsec = (long)(timeout_ns % 1000000000u);
-        tsp = &ts;
+#if SRNG_OS_SLEEP == SRNG_SLEEPS_FUTEX
+#ifndef SRNG_SYSCALL
+#define SRNG_SYSCALL syscall /* the OS-wait tests put a recorder here */
+#endif
+/* The classic futex call takes the kernel's timespec, whose fields are
+   `long` (64-bit on x32), never libc's struct timespec: on a 32-bit target
+   built with -D_TIME_BITS=64 libc's has a 64-bit time_t and the kernel
+   would misread it. */
+#if defined(__x86_64__) && defined(__ILP32__)
+typedef long long srng_kernel_long;
+#define SRNG_KERNEL_LONG_MAX LLONG_MAX
+#else
+typedef long srng_kernel_long;
+#define SRNG_KERNEL_LONG_MAX LONG_MAX
+#endif
+
+/* A futex wait returned: woken, timed out, interrupted or the word had
+   changed are all fine (the caller re-checks); anything else failed. */
+static int srng_futex_result(long r) {
+    if (r != -1) return 0;
+    return errno == EAGAIN || errno == ETIMEDOUT || errno == EINTR ? 0 : -1;
+}
+
+static int srng_futex_wait(srng_au32 *word, uint32_t expected, uint64_t timeout_ns) {
+    uint64_t sec = timeout_ns / 1000000000u;
+    long nsec = (long)(timeout_ns % 1000000000u);
+    int forever = timeout_ns == SHARED_RING_FOREVER;
+    struct { srng_kernel_long sec, nsec; } ts;
+#ifdef SYS_futex_time64
+    /* 32-bit targets: the call with 64-bit time (Linux 5.1+) first; its
+       timespec has two 64-bit fields whatever libc's time_t is. */
+    static srng_au32 no_time64;
+    if (SRNG_LOAD(&no_time64, relaxed) == 0u) {
+        struct { int64_t sec, nsec; } ts64;
+        long r;
+        ts64.sec = (int64_t)sec;
+        ts64.nsec = nsec;
+        r = SRNG_SYSCALL(SYS_futex_time64, (void *)word, 0, expected, forever ? NULL : &ts64,
+                         NULL, 0);
+        if (r != -1 || errno != ENOSYS) return srng_futex_result(r);
+        SRNG_STORE(&no_time64, 1u, relaxed); /* an older kernel */
     }
+#endif
+    /* Clamped to the field (a 32-bit long holds 68 years): the caller's
+       loop sleeps again if that ever runs out. */
+    ts.sec = sec > (uint64_t)SRNG_KERNEL_LONG_MAX ? SRNG_KERNEL_LONG_MAX : (srng_kernel_long)sec;
+    ts.nsec = nsec;
     /* FUTEX_WAIT (0), not the private variant: the word may be shared
        between processes. */
-    syscall(SYS_futex, (void *)word, 0, expected, tsp, NULL, 0);
-#elif defined(_WIN32)
-    /* WaitOnAddress only sees wakes from the same process; bound each sleep
-       so a peer in another process is noticed within a millisecond. */
-    DWORD ms = timeout_ns >= 1000000u ? 1u : 0u;
+    return srng_futex_result(
+        SRNG_SYSCALL(SYS_futex, (void *)word, 0, expected, forever ? NULL : &ts, NULL, 0));
+}
+#endif
+
+/* Sleep while *word == expected, at most timeout_ns (FOREVER: unbounded).
+   Returns 0 when the sleep ended normally (woken, timed out, interrupted,
+   word changed), -1 when the OS refused the wait. */
+static int srng_os_wait(srng_au32 *word, uint32_t expected, uint64_t timeout_ns) {
+#if SRNG_OS_SLEEP == SRNG_SLEEPS_FUTEX
+    return srng_futex_wait(word, expected, timeout_ns);
+#elif SRNG_OS_SLEEP == SRNG_SLEEPS_ULOCK
+    return srng_ulock_wait(word, expected, timeout_ns);
+#elif defined(_WIN32) && !defined(SHARED_RING_NO_OS_WAIT)
+    /* Windows sleeps in timer ticks (15.6 ms unless the program asked for
+       finer ones with timeBeginPeriod): a wait shorter than 1 ms is spun
+       out by the caller instead of turned into zero-length system calls.
+       WaitOnAddress only sees wakes from the same process, so each sleep is
+       bounded and a peer in another process is noticed within a tick. */
+    if (timeout_ns < 1000000u) {
+        srng_cpu_relax();
+        return 0;
+    }
 #if defined(SRNG_HAVE_WAIT_ON_ADDRESS)
-    WaitOnAddress((volatile VOID *)word, &expected, sizeof expected, ms);
+    if (!WaitOnAddress((volatile VOID *)word, &expected, sizeof expected, 1u) &&
+        GetLastError() != ERROR_TIMEOUT)
+        return -1;
 #else
     (void)word;
     (void)expected;
-    Sleep(ms);
+    Sleep(1);
 #endif
-#elif defined(__APPLE__)
-    uint64_t us = timeout_ns / 1000u;
-    if (us == 0) us = 1;
-    if (timeout_ns == SHARED_RING_FOREVER || us > UINT32_MAX) us = 0; /* 0: none */
-    __ulock_wait(SRNG_UL_COMPARE_AND_WAIT_SHARED, (void *)word, expected, (uint32_t)us);
-#elif defined(SRNG_HAVE_CLOCK_GETTIME)
+    return 0;
+#elif defined(SRNG_HAVE_POLL)
     /* Portable POSIX fallback: a short nap; the caller re-checks. */
-    struct timespec ts;
     (void)word;
     (void)expected;
-    ts.tv_sec = 0;
-    ts.tv_nsec = (long)(timeout_ns < 200000u ? timeout_ns : 200000u);
-    nanosleep(&ts, NULL);
+    srng_nap(timeout_ns < SRNG_SLICE_NS ? timeout_ns : SRNG_SLICE_NS);
+    return 0;
 #else
     (void)word;
     (void)expected;
     (void)timeout_ns;
     srng_cpu_relax();
+    return 0;
 #endif
 }
 
 static void srng_os_wake(srng_au32 *word) {
-#if defined(SHARED_RING_NO_OS_WAIT)
-    (void)word;
-#elif defined(__linux__)
-    syscall(SYS_futex, (void *)word, 1, INT_MAX, NULL, NULL, 0); /* FUTEX_WAKE */
-#elif defined(_WIN32)
-#if defined(SRNG_HAVE_WAIT_ON_ADDRESS)
+#if SRNG_OS_SLEEP == SRNG_SLEEPS_FUTEX
+    SRNG_SYSCALL(SYS_futex, (void *)word, 1, INT_MAX, NULL, NULL, 0); /* FUTEX_WAKE */
+#elif SRNG_OS_SLEEP == SRNG_SLEEPS_ULOCK
+    __ulock_wake(SRNG_UL_COMPARE_AND_WAIT_SHARED | SRNG_ULF_WAKE_ALL, (void *)word, 0);
+#elif SRNG_OS_SLEEP == SRNG_SLEEPS_WAIT_ON_ADDRESS
     WakeByAddressAll((PVOID)word);
 #else
     (void)word;
 #endif
-#elif defined(__APPLE__)
-    __ulock_wake(SRNG_UL_COMPARE_AND_WAIT_SHARED | SRNG_ULF_WAKE_ALL, (void *)word, 0);
-#else
-    (void)word;
-#endif
 }
 
-static void srng_sleep(shared_ring_side *s, srng_au32 *word, uint64_t timeout_ns) {
+/* A callback (fill, read, wait or wake hook) runs with the handle marked
+   busy: every call on the handle from inside it returns ERR_STATE instead
+   of touching state the interrupted call is still using. `open` (the
+   one-word fast-path gate) is cleared for the duration. */
+static uint32_t srng_enter_callback(shared_ring_side *s) {
+    uint32_t open = s->open;
+    s->open = 0;
+    s->busy = 1;
+    return open;
+}
+static void srng_leave_callback(shared_ring_side *s, uint32_t open) {
+    s->busy = 0;
+    s->open = open;
+}
+
+/* This side's wait_mode word: how it sleeps and which wake-ups it makes. */
+static uint32_t srng_wait_mode(const shared_ring_side *s) {
+    uint32_t wakes = SRNG_OS_SLEEP != SRNG_SLEEPS_NAPS ? SRNG_WAKES(SRNG_OS_SLEEP) : 0u;
+    if (s->wake != NULL) return SRNG_SLEEPS_HOOK | wakes | SRNG_WAKES(SRNG_SLEEPS_HOOK);
+    return SRNG_OS_SLEEP | wakes;
+}
+
+/* Sleep on `word` at most timeout_ns. `peer_mode` is the peer's wait_mode:
+   if it makes no wake-up call that reaches how we sleep, sleep in slices. */
+static void srng_sleep(shared_ring_side *s, srng_au32 *word, uint32_t peer_mode,
+                       uint64_t timeout_ns) {
+    uint32_t kind = srng_wait_mode(s) & 0xFFu;
+    if (kind != SRNG_SLEEPS_NAPS && (peer_mode & SRNG_WAKES(kind)) == 0 &&
+        timeout_ns > SRNG_SLICE_NS)
+        timeout_ns = SRNG_SLICE_NS;
     s->stats.sleeps++;
-    if (s->wait)
+    if (s->wait != NULL) {
+        uint32_t open = srng_enter_callback(s);
         s->wait(s->hook_user, (void *)word, 1u, timeout_ns);
-    else
-        srng_os_wait(word, 1u, timeout_ns);
+        srng_leave_callback(s, open);
+    } else if (srng_os_wait(word, 1u, timeout_ns) != 0) {
+        /* The OS refused the wait: nap, rather than retry a failing call
+           in a busy loop, and count it. */
+        s->stats.wait_failures++;
+        srng_nap(timeout_ns < SRNG_SLICE_NS ? timeout_ns : SRNG_SLICE_NS);
+    }
 }
 
+/* Wake the peer sleeping on `word` the way it sleeps (its wait_mode sits
+   next to the word): its wait hook's partner, our wake hook, if it sleeps
+   in a hook; the OS call if it sleeps in the same OS primitive as ours. */
 static void srng_wake(shared_ring_side *s, srng_au32 *word) {
+    uint32_t sleeper = SRNG_LOAD((srng_au32 *)(void *)((unsigned char *)word +
+                                                       SRNG_MODE_AFTER_SLEEPING),
+                                 relaxed) & 0xFFu;
     s->stats.wakes++;
-    if (s->wake)
+    if (sleeper == SRNG_SLEEPS_HOOK && s->wake != NULL) {
+        uint32_t open = srng_enter_callback(s);
         s->wake(s->hook_user, (void *)word);
-    else
+        srng_leave_callback(s, open);
+    } else if (sleeper == SRNG_OS_SLEEP && SRNG_OS_SLEEP != SRNG_SLEEPS_NAPS) {
         srng_os_wake(word);
+    }
 }
-
 /* ---- asymmetric barriers --------------------------------------------------
    A side that publishes a position must then look whether the peer sleeps;
    that store-then-load needs a full fence, which on x86 waits for every
@@ -897,7 +1066,6 @@ static void srng_wake(shared_ring_side *s, srng_au32 *word) {
    its *_fenceless word and publishes with a compiler barrier only; a
    sleeper whose peer is fenceless issues the membarrier before its final
    re-check. Where that is impossible the sleeper naps in short slices. */
-#define SRNG_SLICE_NS 1000000u /* bounded naps when no wake-up is promised */
 
 static int srng_register_fenceless(void) {
 #if defined(__linux__) && !defined(SHARED_RING_NO_OS_WAIT) && defined(SYS_membarrier) && \
@@ -977,10 +1145,11 @@ static int srng_spin(srng_ready_fn ready, void *ctx, uint64_t start, uint64_t bu
    than on others), then announce in `word` and sleep. The announce /
    barrier / re-check order pairs with srng_wake_if_sleeping() on the other
    side (Dekker's pattern: either we see its new position or it sees our
-   announcement), so no wake-up is lost. `peer_fenceless` is the peer's
-   mode word. */
-static int srng_block(shared_ring_side *s, srng_au32 *word, srng_au32 *peer_fenceless,
-                      srng_ready_fn ready, void *ctx, uint64_t timeout_ns) {
+   announcement), so no wake-up is lost. `word` is our sleeping word,
+   `peer` the peer's (its fenceless and wait_mode words follow it). */
+static int srng_block(shared_ring_side *s, srng_au32 *word, srng_au32 *peer, srng_ready_fn ready,
+                      void *ctx, uint64_t timeout_ns) {
+    srng_au32 *peer_fenceless = peer + 1, *peer_mode = peer + 2;
     uint64_t start, elapsed = 0;
     /* A cheap look first: the caller often finds what it waits for. */
     int r = ready(ctx, 0);
@@ -1013,7 +1182,7 @@ static int srng_block(shared_ring_side *s, srng_au32 *word, srng_au32 *peer_fenc
             left = SRNG_SLICE_NS;
         r = ready(ctx, 1);
         if (r != 0) break;
-        srng_sleep(s, word, left);
+        srng_sleep(s, word, SRNG_LOAD(peer_mode, relaxed), left);
         r = ready(ctx, 1);
         if (r != 0) break;
         elapsed = SHARED_RING_NOW_NS() - start;
@@ -1027,11 +1196,14 @@ static int srng_block(shared_ring_side *s, srng_au32 *word, srng_au32 *peer_fenc
     return r;
 }
 
-/* At attach: say how we publish, then wake a peer that went to sleep
-   trusting our predecessor's mode (it re-reads ours when it wakes). */
-static void srng_announce_mode(shared_ring_side *s, unsigned own_off, unsigned peer_sleep_off) {
+/* At attach: say how we publish and how we sleep and wake, then wake a
+   peer that went to sleep trusting our predecessor's modes (it re-reads
+   ours when it wakes). `own_sleep_off` is our sleeping word's offset. */
+static void srng_announce_mode(shared_ring_side *s, unsigned own_sleep_off, unsigned peer_sleep_off) {
     s->fenceless = (uint32_t)srng_register_fenceless();
-    SRNG_STORE(srng_u32_at(s->region, own_off), s->fenceless, relaxed);
+    SRNG_STORE(srng_u32_at(s->region, own_sleep_off + 4u), s->fenceless, relaxed);
+    SRNG_STORE(srng_u32_at(s->region, own_sleep_off + SRNG_MODE_AFTER_SLEEPING), srng_wait_mode(s),
+               relaxed);
     SRNG_FENCE();
     srng_wake_sleeper(s, srng_u32_at(s->region, peer_sleep_off));
 }
@@ -1109,8 +1281,17 @@ static int srng_attach_side(shared_ring_side *s, void *region, size_t region_siz
     return SHARED_RING_OK;
 }
 
-/* Is this an attached handle of that side? (Both handles have one size,
-   so reading the magic of a wrong-side handle stays in bounds.) */
+/* Why a call on a handle of the side `magic` may not go ahead: not that
+   side's attached handle, inside one of its callbacks, or broken. (Both
+   handles have one size, so reading a wrong-side handle stays in bounds.) */
+static int srng_refusal(const shared_ring_side *s, uint32_t magic) {
+    if (s == NULL || s->magic != magic) return SHARED_RING_ERR_HANDLE;
+    if (s->busy) return SHARED_RING_ERR_STATE;
+    if (s->broken) return SHARED_RING_ERR_CORRUPT;
+    return SHARED_RING_OK;
+}
+
+/* Is this an attached handle of that side? */
 SRNG_INLINE int srng_is_producer(const shared_ring_producer *p) {
     return SRNG_LIKELY(p != NULL) && SRNG_LIKELY(p->s.magic == SRNG_PRODUCER_MAGIC);
 }
@@ -1155,7 +1336,7 @@ static void srng_update_fast_end(shared_ring_producer *p) {
 /* Keep `open` in step with the state it summarizes; called after every
    change of claim_open, closed or broken. */
 static void srng_update_open(shared_ring_producer *p) {
-    p->open = (p->s.broken | p->claim_open | p->closed) == 0 ? SRNG_PRODUCER_MAGIC : 0u;
+    p->s.open = (p->s.broken | p->claim_open | p->closed) == 0 ? SRNG_PRODUCER_MAGIC : 0u;
 }
 
 /* ---- setup -------------------------------------------------------------- */
@@ -1249,7 +1430,7 @@ SHARED_RING_API int shared_ring_attach_producer(shared_ring_producer *p, void *r
     p->cork_limit = o.cork_limit != 0u ? o.cork_limit : UINT64_MAX;
     p->closed = SRNG_LOAD(srng_u32_at(p->s.region, SRNG_OFF_CLOSED), acquire) != 0u;
     srng_update_fast_end(p);
-    srng_announce_mode(&p->s, SRNG_OFF_PRODUCER_FENCELESS, SRNG_OFF_CONSUMER_SLEEPING);
+    srng_announce_mode(&p->s, SRNG_OFF_PRODUCER_SLEEPING, SRNG_OFF_CONSUMER_SLEEPING);
     p->s.magic = SRNG_PRODUCER_MAGIC;
     srng_update_open(p);
     return SHARED_RING_OK;
@@ -1269,17 +1450,15 @@ SHARED_RING_API int shared_ring_attach_consumer(shared_ring_consumer *c, void *r
     if (!srng_positions_near(rd, w, c->s.capacity)) return SHARED_RING_ERR_CORRUPT;
     c->read_pos = c->peek_pos = rd;
     c->write_cache = w;
-    srng_announce_mode(&c->s, SRNG_OFF_CONSUMER_FENCELESS, SRNG_OFF_PRODUCER_SLEEPING);
-    c->s.magic = SRNG_CONSUMER_MAGIC;
+    srng_announce_mode(&c->s, SRNG_OFF_CONSUMER_SLEEPING, SRNG_OFF_PRODUCER_SLEEPING);
+    c->s.magic = c->s.open = SRNG_CONSUMER_MAGIC;
     return SHARED_RING_OK;
 }
 
 /* ---- producer ------------------------------------------------------------ */
 
 static int srng_producer_ok(const shared_ring_producer *p) {
-    if (!srng_is_producer(p)) return SHARED_RING_ERR_HANDLE;
-    if (p->s.broken) return SHARED_RING_ERR_CORRUPT;
-    return SHARED_RING_OK;
+    return srng_refusal(p != NULL ? &p->s : NULL, SRNG_PRODUCER_MAGIC);
 }
 
 /* Tell the consumer how far we published (it reads this only when it finds
@@ -1338,9 +1517,11 @@ static int srng_space_ready(void *ctx, int thorough) {
    hysteresis. */
 static int srng_reserve(shared_ring_producer *p, uint64_t need, uint64_t timeout_ns) {
     srng_space_wait w;
-    int r;
-    if (!p->full_latched && srng_free_bytes(p) >= need) return SHARED_RING_OK;
-    r = srng_refresh_read(p);
+    /* Every slow path re-reads read_pos and the corrupt flag beside it:
+       that is at least once per lap (fast_end never passes the end of the
+       data area), so the producer notices a consumer's ERR_CORRUPT within
+       one capacity of writes without touching its line per message. */
+    int r = srng_refresh_read(p);
     if (r != SHARED_RING_OK) return r;
     w.p = p;
     w.want = p->resume_free > need ? p->resume_free : need;
@@ -1359,7 +1540,7 @@ static int srng_reserve(shared_ring_producer *p, uint64_t need, uint64_t timeout
     SRNG_STORE(srng_u64_at(p->s.region, SRNG_OFF_PRODUCER_WAKE_POS),
                p->write_pos + w.want - p->s.capacity, relaxed);
     r = srng_block(&p->s, srng_u32_at(p->s.region, SRNG_OFF_PRODUCER_SLEEPING),
-                   srng_u32_at(p->s.region, SRNG_OFF_CONSUMER_FENCELESS), srng_space_ready, &w,
+                   srng_u32_at(p->s.region, SRNG_OFF_CONSUMER_SLEEPING), srng_space_ready, &w,
                    timeout_ns);
     if (r == 1) {
         p->full_latched = 0;
@@ -1371,10 +1552,11 @@ static int srng_reserve(shared_ring_producer *p, uint64_t need, uint64_t timeout
 /* Why a producer call may not write now: unattached handle, corrupt ring,
    open claim or closed stream. One test covers all on the fast path. */
 static int srng_write_gate(const shared_ring_producer *p) {
-    if (SRNG_LIKELY(p != NULL) && SRNG_LIKELY(p->open == SRNG_PRODUCER_MAGIC))
+    int r;
+    if (SRNG_LIKELY(p != NULL) && SRNG_LIKELY(p->s.open == SRNG_PRODUCER_MAGIC))
         return SHARED_RING_OK;
-    if (!srng_is_producer(p)) return SHARED_RING_ERR_HANDLE;
-    if (p->s.broken) return SHARED_RING_ERR_CORRUPT;
+    r = srng_producer_ok(p);
+    if (r != SHARED_RING_OK) return r;
     if (p->claim_open) return SHARED_RING_ERR_STATE;
     return SHARED_RING_CLOSED;
 }
@@ -1470,7 +1652,8 @@ SHARED_RING_API int shared_ring_claim(shared_ring_producer *p, size_t len, uint6
 }
 
 SHARED_RING_API int shared_ring_commit(shared_ring_producer *p, size_t len) {
-    if (!srng_is_producer(p)) return SHARED_RING_ERR_HANDLE;
+    int r = srng_producer_ok(p);
+    if (r != SHARED_RING_OK) return r;
     if (!p->claim_open) return SHARED_RING_ERR_STATE;
     if (len > p->claim_len) return SHARED_RING_ERR_TOO_BIG;
     p->claim_open = 0;
@@ -1480,7 +1663,9 @@ SHARED_RING_API int shared_ring_commit(shared_ring_producer *p, size_t len) {
 }
 
 SHARED_RING_API int shared_ring_abort(shared_ring_producer *p) {
-    if (!srng_is_producer(p)) return SHARED_RING_ERR_HANDLE;
+    int r = srng_producer_ok(p);
+    /* Dropping a claim is harmless on a broken ring: let it be undone. */
+    if (r != SHARED_RING_OK && r != SHARED_RING_ERR_CORRUPT) return r;
     if (!p->claim_open) return SHARED_RING_ERR_STATE;
     p->claim_open = 0;
     srng_update_open(p);
@@ -1492,12 +1677,15 @@ SHARED_RING_API int shared_ring_write_timed(shared_ring_producer *p, size_t max_
                                             uint64_t timeout_ns) {
     unsigned char *dst;
     size_t n;
+    uint32_t open;
     int r = srng_write_gate(p);
     if (r != SHARED_RING_OK) return r;
     if (fill == NULL) return SHARED_RING_ERR_ARG;
     r = srng_begin(p, max_len, timeout_ns, &dst);
     if (r != SHARED_RING_OK) return r;
+    open = srng_enter_callback(&p->s);
     n = fill(user, dst, max_len);
+    srng_leave_callback(&p->s, open);
     if (n > max_len) return SHARED_RING_ERR_TOO_BIG; /* nothing was published */
     srng_finish(p, dst, n);
     return SHARED_RING_OK;
@@ -1560,8 +1748,18 @@ SHARED_RING_API int shared_ring_uncork(shared_ring_producer *p) {
     return SHARED_RING_OK;
 }
 
+/* flush and close look at the consumer's corrupt flag at once (they are
+   not per-message calls, so the read of the consumer's line is affordable). */
+static int srng_check_corrupt_flag(shared_ring_producer *p) {
+    if (SRNG_LOAD(srng_u32_at(p->s.region, SRNG_OFF_CORRUPT), relaxed) == 0u) return SHARED_RING_OK;
+    p->s.broken = 1;
+    srng_update_open(p);
+    return SHARED_RING_ERR_CORRUPT;
+}
+
 SHARED_RING_API int shared_ring_flush(shared_ring_producer *p) {
     int r = srng_producer_ok(p);
+    if (r == SHARED_RING_OK) r = srng_check_corrupt_flag(p);
     if (r != SHARED_RING_OK) return r;
     srng_publish(p);
     return SHARED_RING_OK;
@@ -1570,6 +1768,7 @@ SHARED_RING_API int shared_ring_flush(shared_ring_producer *p) {
 SHARED_RING_API int shared_ring_close(shared_ring_producer *p) {
     int r = srng_write_gate(p);
     if (r == SHARED_RING_CLOSED) return SHARED_RING_OK; /* idempotent */
+    if (r == SHARED_RING_OK) r = srng_check_corrupt_flag(p);
     if (r != SHARED_RING_OK) return r;
     srng_publish(p);
     p->closed = 1;
@@ -1582,13 +1781,14 @@ SHARED_RING_API int shared_ring_close(shared_ring_producer *p) {
 /* ---- consumer ------------------------------------------------------------ */
 
 static int srng_consumer_ok(const shared_ring_consumer *c) {
-    if (!srng_is_consumer(c)) return SHARED_RING_ERR_HANDLE;
-    if (c->s.broken) return SHARED_RING_ERR_CORRUPT;
-    return SHARED_RING_OK;
+    if (SRNG_LIKELY(c != NULL) && SRNG_LIKELY(c->s.open == SRNG_CONSUMER_MAGIC))
+        return SHARED_RING_OK;
+    return srng_refusal(c != NULL ? &c->s : NULL, SRNG_CONSUMER_MAGIC);
 }
 
 static int srng_corrupt(shared_ring_consumer *c) {
     c->s.broken = 1;
+    c->s.open = 0;
     /* Tell the producer too (this word is in the consumer's own block), and
        wake it if it sleeps: it re-checks the flag when it wakes. */
     SRNG_STORE(srng_u32_at(c->s.region, SRNG_OFF_CORRUPT), 1u, relaxed);
@@ -1660,6 +1860,7 @@ static int srng_deliver(shared_ring_consumer *c, shared_ring_read_fn fn, void *u
     const uint64_t mask = c->s.mask, cap = c->s.capacity, max = c->s.max_message;
     uint64_t pos = c->peek_pos, limit = c->read_pos + cap, bytes = 0;
     uint64_t largest = c->s.stats.largest, stop = pos; /* computed on first use */
+    uint32_t open = srng_enter_callback(&c->s);
     int count = 0, r = 0;
     while (count < INT_MAX) {
         const unsigned char *at = data + (pos & mask);
@@ -1696,6 +1897,7 @@ static int srng_deliver(shared_ring_consumer *c, shared_ring_read_fn fn, void *u
         if (len > largest) largest = len;
         if (fn(user, at + SRNG_REC_HEADER, len) != 0) break;
     }
+    srng_leave_callback(&c->s, open);
     c->peek_pos = pos;
     c->s.stats.messages += (uint64_t)count;
     c->s.stats.bytes += bytes;
@@ -1737,7 +1939,7 @@ SHARED_RING_API int shared_ring_wait(shared_ring_consumer *c, uint64_t timeout_n
     int r = srng_consumer_ok(c);
     if (r != SHARED_RING_OK) return r;
     r = srng_block(&c->s, srng_u32_at(c->s.region, SRNG_OFF_CONSUMER_SLEEPING),
-                   srng_u32_at(c->s.region, SRNG_OFF_PRODUCER_FENCELESS), srng_data_ready, c,
+                   srng_u32_at(c->s.region, SRNG_OFF_PRODUCER_SLEEPING), srng_data_ready, c,
                    timeout_ns);
     return r == 1 ? SHARED_RING_OK : r;
 }
@@ -1777,8 +1979,9 @@ SHARED_RING_API int shared_ring_peek(shared_ring_consumer *c, shared_ring_messag
 }
 
 SHARED_RING_API int shared_ring_release(shared_ring_consumer *c) {
-    int released;
-    if (!srng_is_consumer(c)) return SHARED_RING_ERR_HANDLE;
+    int released, r = srng_refusal(c != NULL ? &c->s : NULL, SRNG_CONSUMER_MAGIC);
+    /* Releasing what was already handed out stays allowed on a broken ring. */
+    if (r != SHARED_RING_OK && r != SHARED_RING_ERR_CORRUPT) return r;
     released = c->peeked > INT_MAX ? INT_MAX : (int)c->peeked;
     c->peeked = 0;
     srng_release_to(c, c->peek_pos);
@@ -1787,20 +1990,26 @@ SHARED_RING_API int shared_ring_release(shared_ring_consumer *c) {
 
 /* ---- either side ------------------------------------------------------------ */
 
+/* Copy a side's counters; on any error *out is zeroed (never left
+   uninitialized). A broken handle still reports its counters. */
+static int srng_stats(const shared_ring_side *s, uint32_t magic, shared_ring_stats *out) {
+    int r = srng_refusal(s, magic);
+    if (out != NULL) memset(out, 0, sizeof *out);
+    if (r == SHARED_RING_ERR_CORRUPT) r = SHARED_RING_OK;
+    if (r != SHARED_RING_OK) return r;
+    if (out == NULL) return SHARED_RING_ERR_ARG;
+    *out = s->stats;
+    return SHARED_RING_OK;
+}
+
 SHARED_RING_API int shared_ring_producer_stats(const shared_ring_producer *p,
                                                shared_ring_stats *out) {
-    if (!srng_is_producer(p)) return SHARED_RING_ERR_HANDLE;
-    if (out == NULL) return SHARED_RING_ERR_ARG;
-    *out = p->s.stats;
-    return SHARED_RING_OK;
+    return srng_stats(p != NULL ? &p->s : NULL, SRNG_PRODUCER_MAGIC, out);
 }
 
 SHARED_RING_API int shared_ring_consumer_stats(const shared_ring_consumer *c,
                                                shared_ring_stats *out) {
-    if (!srng_is_consumer(c)) return SHARED_RING_ERR_HANDLE;
-    if (out == NULL) return SHARED_RING_ERR_ARG;
-    *out = c->s.stats;
-    return SHARED_RING_OK;
+    return srng_stats(c != NULL ? &c->s : NULL, SRNG_CONSUMER_MAGIC, out);
 }
 
 SHARED_RING_API size_t shared_ring_producer_max_message(const shared_ring_producer *p) {

@@ -148,12 +148,12 @@ TEST(format_writes_the_documented_header_bytes) {
     CHECK_EQ(region_u32(16), 100);
     CHECK_EQ(region_u32(20), SHARED_RING_HEADER_SIZE);
     CHECK_EQ(region_u64(128), 0);
-    CHECK_EQ(region_u32(528), 0); /* closed */
+    CHECK_EQ(region_u32(524), 0); /* closed */
     CHECK_EQ(region_u64(256), 0);
     CHECK_EQ(region_u32(264), 0);
     CHECK_EQ(region_u32(384), 0);                     /* consumer_sleeping */
     CHECK_EQ(region_u32(512), 0);                     /* producer_sleeping */
-    CHECK_EQ(region_u64(520), 0);                     /* producer_wake_pos */
+    CHECK_EQ(region_u64(528), 0);                     /* producer_wake_pos */
     CHECK_EQ(region_u64(SHARED_RING_HEADER_SIZE), 0); /* no record at position 0 */
 }
 
@@ -170,7 +170,7 @@ TEST(positions_and_records_live_at_the_documented_offsets) {
     CHECK_EQ(drain(&s), 2);
     CHECK_EQ(region_u64(256), 24); /* read_pos */
     CHECK_EQ(shared_ring_close(&prod), SHARED_RING_OK);
-    CHECK_EQ(region_u32(528), 1); /* closed */
+    CHECK_EQ(region_u32(524), 1); /* closed */
 }
 
 TEST(attach_rejects_unformatted_region) {
@@ -1243,6 +1243,20 @@ TEST(attach_says_in_the_region_whether_it_publishes_without_a_fence) {
     CHECK_EQ(region_u32(388), expected); /* consumer_fenceless */
 }
 
+/* wait_mode (392 consumer, 520 producer): low byte how the side sleeps
+   (4: in its wait hook), bit 8 + n: it makes wake-up calls of kind n. */
+TEST(attach_says_in_the_region_how_it_sleeps_and_wakes) {
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
+    o.wait = counting_wait;
+    o.wake = counting_wake;
+    setup(1024, 0);
+    CHECK_EQ(region_u32(392), region_u32(520)); /* one build, one mode */
+    CHECK((region_u32(392) & 0xFFu) != 4u);
+    CHECK_EQ(shared_ring_attach_consumer(&cons, region, region_bytes, &o), SHARED_RING_OK);
+    CHECK_EQ(region_u32(392) & 0xFFu, 4u);
+    CHECK((region_u32(392) & (0x100u << 4)) != 0);
+}
+
 /* ---- stats and strings ---------------------------------------------------- */
 
 TEST(stats_count_messages_bytes_and_largest) {
@@ -1378,6 +1392,7 @@ int main(void) {
     RUN(producer_rejects_read_pos_ahead_of_write_pos);
     RUN(header_changed_after_attach_does_not_move_the_bounds);
     RUN(attach_says_in_the_region_whether_it_publishes_without_a_fence);
+    RUN(attach_says_in_the_region_how_it_sleeps_and_wakes);
     RUN(stats_count_messages_bytes_and_largest);
     RUN(every_result_has_its_own_description);
     return harness_summary("unit");
