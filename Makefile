@@ -29,6 +29,7 @@ TSAN_CRASH_ROUNDS    ?= 20
 ASAN_STRESS_MESSAGES ?= 1000000
 ASAN_CRASH_ROUNDS    ?= 50
 CRASH_LOOP_ROUNDS    ?= 1000
+MUTATE_CALLS         ?= 200000
 FUZZ_SECONDS         ?= 60
 FUZZ_CC              ?= clang
 # make stress: three thread modes and three process modes
@@ -76,6 +77,17 @@ $(B)/fenced-stress: tests/stress.c $(TEST_HDRS) | $(B)
 $(B)/asan-%: tests/%.c $(TEST_HDRS) | $(B)
 	$(CC) -std=c11 -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all \
 	    -fno-omit-frame-pointer $(WARN) -o $@ $< $(LIBS)
+
+# Two builds of the library in one program: default and NO_OS_WAIT.
+$(B)/mixed_builds: tests/mixed_builds.c tests/mixed_no_os_wait.c tests/mixed_builds.h $(TEST_HDRS) | $(B)
+	$(CC) -std=c11 $(CFLAGS) $(WARN) -o $@ tests/mixed_builds.c tests/mixed_no_os_wait.c $(LIBS)
+$(B)/asan-mixed_builds: tests/mixed_builds.c tests/mixed_no_os_wait.c tests/mixed_builds.h $(TEST_HDRS) | $(B)
+	$(CC) -std=c11 -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all \
+	    $(WARN) -o $@ tests/mixed_builds.c tests/mixed_no_os_wait.c $(LIBS)
+
+# The macOS wait branch, compiled on Linux against a stub of __ulock_wait.
+$(B)/ulock-%: tests/%.c tests/ulock_stub.c $(TEST_HDRS) | $(B)
+	$(CC) -std=c11 $(CFLAGS) $(WARN) -D__APPLE__ -o $@ $< tests/ulock_stub.c $(LIBS)
 
 # Compile tests: the header as C11 and C++17 with warnings as errors, the
 # implementation as C and as C++, each program calling a function so that a
@@ -181,8 +193,14 @@ ecosystem-tests:
 	sh tests/ecosystem.sh
 
 # ---- the suites -------------------------------------------------------------
-test: $(B)/unit $(B)/stress $(B)/fenced-stress $(B)/crash
+OS_TESTS = $(B)/os_wait $(B)/mixed_builds $(B)/ulock-ulock_timeouts $(B)/ulock-unit
+test: $(B)/unit $(B)/stress $(B)/fenced-stress $(B)/crash $(B)/mutate $(OS_TESTS)
 	./$(B)/unit
+	./$(B)/mutate $(MUTATE_CALLS)
+	./$(B)/os_wait
+	./$(B)/mixed_builds
+	./$(B)/ulock-ulock_timeouts
+	./$(B)/ulock-unit
 	./$(B)/stress $(STRESS_MESSAGES)
 	./$(B)/fenced-stress $(FENCED_STRESS_MESSAGES)
 	./$(B)/crash $(CRASH_ROUNDS)
@@ -197,8 +215,12 @@ tsan: $(B)/tsan-unit $(B)/tsan-stress $(B)/tsan-crash
 	./$(B)/tsan-stress $(TSAN_STRESS_MESSAGES)
 	./$(B)/tsan-crash $(TSAN_CRASH_ROUNDS)
 
-asan: $(B)/asan-unit $(B)/asan-stress $(B)/asan-crash
+asan: $(B)/asan-unit $(B)/asan-stress $(B)/asan-crash $(B)/asan-mixed_builds $(B)/asan-os_wait \
+      $(B)/asan-mutate
 	./$(B)/asan-unit
+	for seed in 1 2 3 4 5; do ./$(B)/asan-mutate $(MUTATE_CALLS) $$seed || exit 1; done
+	./$(B)/asan-mixed_builds
+	./$(B)/asan-os_wait
 	./$(B)/asan-stress $(ASAN_STRESS_MESSAGES)
 	./$(B)/asan-crash $(ASAN_CRASH_ROUNDS)
 

@@ -566,7 +566,7 @@ SHARED_RING_API size_t shared_ring_consumer_max_message(const shared_ring_consum
 SHARED_RING_API const char *shared_ring_result_string(int result);
 
 /* How this build sleeps and wakes: "futex", "WaitOnAddress", "Sleep",
-   "ulock", "nanosleep" or "spin" (SHARED_RING_NO_OS_WAIT). Wait hooks given
+   "ulock", "naps" (short sleeps) or "spin" (SHARED_RING_NO_OS_WAIT). Wait hooks given
    at attach replace it per handle. Either side; never blocks. */
 SHARED_RING_API const char *shared_ring_wait_method(void);
 
@@ -1171,8 +1171,18 @@ static int srng_block(shared_ring_side *s, srng_au32 *word, srng_au32 *peer, srn
         elapsed = SHARED_RING_NOW_NS() - start;
     }
     for (;;) {
-        uint64_t left =
-            timeout_ns == SHARED_RING_FOREVER ? SHARED_RING_FOREVER : timeout_ns - elapsed;
+        uint64_t left = SHARED_RING_FOREVER;
+        if (timeout_ns != SHARED_RING_FOREVER) {
+            /* Checked before sleeping, not only after: a thread preempted
+               in the spin phase may already be past its timeout, and
+               timeout - elapsed would then wrap to nearly forever. A clock
+               that goes backwards also ends the wait (elapsed wraps). */
+            if (elapsed >= timeout_ns) {
+                r = SHARED_RING_TIMEOUT;
+                break;
+            }
+            left = timeout_ns - elapsed;
+        }
         /* release: a peer that sees the 1 also sees what we stored before
            it (the producer's wake position). */
         SRNG_STORE(word, 1u, release);
@@ -1186,10 +1196,6 @@ static int srng_block(shared_ring_side *s, srng_au32 *word, srng_au32 *peer, srn
         r = ready(ctx, 1);
         if (r != 0) break;
         elapsed = SHARED_RING_NOW_NS() - start;
-        if (timeout_ns != SHARED_RING_FOREVER && elapsed >= timeout_ns) {
-            r = SHARED_RING_TIMEOUT;
-            break;
-        }
     }
     SRNG_STORE(word, 0u, relaxed);
     s->stats.wait_ns += SHARED_RING_NOW_NS() - start;
@@ -2021,18 +2027,16 @@ SHARED_RING_API size_t shared_ring_consumer_max_message(const shared_ring_consum
 }
 
 SHARED_RING_API const char *shared_ring_wait_method(void) {
-#if defined(SHARED_RING_NO_OS_WAIT)
-    return "spin";
-#elif defined(__linux__)
+#if SRNG_OS_SLEEP == SRNG_SLEEPS_FUTEX
     return "futex";
-#elif defined(SRNG_HAVE_WAIT_ON_ADDRESS)
-    return "WaitOnAddress";
-#elif defined(_WIN32)
-    return "Sleep";
-#elif defined(__APPLE__)
+#elif SRNG_OS_SLEEP == SRNG_SLEEPS_ULOCK
     return "ulock";
-#elif defined(SRNG_HAVE_CLOCK_GETTIME)
-    return "nanosleep";
+#elif SRNG_OS_SLEEP == SRNG_SLEEPS_WAIT_ON_ADDRESS
+    return "WaitOnAddress";
+#elif defined(_WIN32) && !defined(SHARED_RING_NO_OS_WAIT)
+    return "Sleep";
+#elif defined(SRNG_HAVE_POLL)
+    return "naps";
 #else
     return "spin";
 #endif

@@ -1257,6 +1257,222 @@ TEST(attach_says_in_the_region_how_it_sleeps_and_wakes) {
     CHECK((region_u32(392) & (0x100u << 4)) != 0);
 }
 
+/* ---- calls from inside callbacks ------------------------------------------
+   A callback runs in the middle of a call on its handle; any call on that
+   same handle from inside it returns ERR_STATE and changes nothing. */
+
+typedef int (*producer_call)(shared_ring_producer *p);
+typedef int (*consumer_call)(shared_ring_consumer *c);
+static int nested_write(shared_ring_producer *p) { return shared_ring_write(p, 5, fill_hello, NULL); }
+static int nested_try_write(shared_ring_producer *p) {
+    return shared_ring_try_write(p, 5, fill_hello, NULL);
+}
+static int nested_write_timed(shared_ring_producer *p) {
+    return shared_ring_write_timed(p, 5, fill_hello, NULL, 1000);
+}
+static int nested_write_bytes(shared_ring_producer *p) {
+    return shared_ring_write_bytes(p, "inner", 5, 0);
+}
+static int nested_write_str(shared_ring_producer *p) { return shared_ring_write_str(p, "inner", 0); }
+static int nested_claim(shared_ring_producer *p) {
+    void *out;
+    return shared_ring_claim(p, 5, 0, &out);
+}
+static int nested_commit(shared_ring_producer *p) { return shared_ring_commit(p, 0); }
+static int nested_abort(shared_ring_producer *p) { return shared_ring_abort(p); }
+static int nested_cork(shared_ring_producer *p) { return shared_ring_cork(p); }
+static int nested_uncork(shared_ring_producer *p) { return shared_ring_uncork(p); }
+static int nested_flush(shared_ring_producer *p) { return shared_ring_flush(p); }
+static int nested_close(shared_ring_producer *p) { return shared_ring_close(p); }
+static int nested_producer_stats(shared_ring_producer *p) {
+    shared_ring_stats st;
+    return shared_ring_producer_stats(p, &st);
+}
+static int nested_read_some(shared_ring_consumer *c) {
+    return shared_ring_read_some(c, record_message, &(seen){ 0 });
+}
+static int nested_read(shared_ring_consumer *c) {
+    return shared_ring_read(c, record_message, &(seen){ 0 }, 0);
+}
+static int nested_wait(shared_ring_consumer *c) { return shared_ring_wait(c, 0); }
+static int nested_peek(shared_ring_consumer *c) {
+    shared_ring_message m;
+    return shared_ring_peek(c, &m);
+}
+static int nested_release(shared_ring_consumer *c) { return shared_ring_release(c); }
+static int nested_consumer_stats(shared_ring_consumer *c) {
+    shared_ring_stats st;
+    return shared_ring_consumer_stats(c, &st);
+}
+
+static producer_call nested_producer;
+static consumer_call nested_consumer;
+static int nested_result;
+
+static size_t fill_calling_back(void *user, void *dst, size_t max_len) {
+    (void)user;
+    nested_result = nested_producer(&prod);
+    memcpy(dst, "outer", 5);
+    return max_len < 5 ? max_len : 5;
+}
+static int read_calling_back(void *user, const void *data, size_t len) {
+    nested_result = nested_consumer(&cons);
+    return record_message(user, data, len);
+}
+
+/* The nested call fails with ERR_STATE; the outer write goes through and
+   is the only message. */
+static void check_call_inside_fill(producer_call call) {
+    seen s;
+    setup(1024, 0);
+    nested_producer = call;
+    nested_result = 1;
+    CHECK_EQ(shared_ring_write(&prod, 5, fill_calling_back, NULL), SHARED_RING_OK);
+    CHECK_EQ(nested_result, SHARED_RING_ERR_STATE);
+    CHECK_EQ(drain(&s), 1);
+    CHECK(s.text_len == 5 && memcmp(s.text, "outer", 5) == 0);
+    CHECK_EQ(shared_ring_write_bytes(&prod, "after", 5, 0), SHARED_RING_OK); /* not closed, not corked */
+    CHECK_EQ(drain(&s), 1);
+}
+
+/* The nested call fails with ERR_STATE; the outer read delivers both
+   messages, whole, and releases them. */
+static void check_call_inside_read(consumer_call call) {
+    seen s;
+    setup(1024, 0);
+    CHECK_EQ(shared_ring_write_bytes(&prod, "one", 3, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_write_bytes(&prod, "two", 3, 0), SHARED_RING_OK);
+    nested_consumer = call;
+    nested_result = 1;
+    memset(&s, 0, sizeof s);
+    CHECK_EQ(shared_ring_read_some(&cons, read_calling_back, &s), 2);
+    CHECK_EQ(nested_result, SHARED_RING_ERR_STATE);
+    CHECK(s.text_len == 6 && memcmp(s.text, "onetwo", 6) == 0);
+    CHECK_EQ(region_u64(256), 32); /* both released */
+}
+
+#define CALL_INSIDE_FILL_TEST(name)                                                 \
+    TEST(name##_inside_a_fill_callback_is_a_state_error) {                          \
+        check_call_inside_fill(nested_##name);                                      \
+    }
+#define CALL_INSIDE_READ_TEST(name)                                                 \
+    TEST(name##_inside_a_read_callback_is_a_state_error) {                          \
+        check_call_inside_read(nested_##name);                                      \
+    }
+CALL_INSIDE_FILL_TEST(write)
+CALL_INSIDE_FILL_TEST(try_write)
+CALL_INSIDE_FILL_TEST(write_timed)
+CALL_INSIDE_FILL_TEST(write_bytes)
+CALL_INSIDE_FILL_TEST(write_str)
+CALL_INSIDE_FILL_TEST(claim)
+CALL_INSIDE_FILL_TEST(commit)
+CALL_INSIDE_FILL_TEST(abort)
+CALL_INSIDE_FILL_TEST(cork)
+CALL_INSIDE_FILL_TEST(uncork)
+CALL_INSIDE_FILL_TEST(flush)
+CALL_INSIDE_FILL_TEST(close)
+CALL_INSIDE_FILL_TEST(producer_stats)
+CALL_INSIDE_READ_TEST(read_some)
+CALL_INSIDE_READ_TEST(read)
+CALL_INSIDE_READ_TEST(wait)
+CALL_INSIDE_READ_TEST(peek)
+CALL_INSIDE_READ_TEST(release)
+CALL_INSIDE_READ_TEST(consumer_stats)
+
+/* Wait and wake hooks are callbacks too. */
+static int hook_nested_results[2];
+static void wait_hook_calling_back(void *user, void *addr, uint32_t expected, uint64_t timeout_ns) {
+    (void)user;
+    (void)addr;
+    (void)expected;
+    (void)timeout_ns;
+    hook_nested_results[0] = nested_read_some(&cons);
+}
+static void wake_hook_calling_back(void *user, void *addr) {
+    (void)user;
+    (void)addr;
+    hook_nested_results[1] = nested_write_bytes(&prod);
+}
+
+TEST(calls_inside_wait_and_wake_hooks_are_state_errors) {
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
+    o.spin_ns = 0;
+    o.wait = wait_hook_calling_back;
+    o.wake = wake_hook_calling_back;
+    setup_opt(1024, 0, &o);
+    hook_nested_results[0] = hook_nested_results[1] = 1;
+    CHECK_EQ(shared_ring_wait(&cons, 2000000), SHARED_RING_TIMEOUT); /* sleeps in the hook */
+    CHECK_EQ(hook_nested_results[0], SHARED_RING_ERR_STATE);
+    set_region_u32(384, 1); /* the consumer "sleeps": the next write wakes it */
+    CHECK_EQ(shared_ring_write_bytes(&prod, "x", 1, 0), SHARED_RING_OK);
+    CHECK_EQ(hook_nested_results[1], SHARED_RING_ERR_STATE);
+    CHECK_EQ(region_u64(128), 16); /* one record: the nested write wrote nothing */
+}
+
+/* ---- the producer learns of corruption ---------------------------------- */
+
+/* Make the consumer find corruption: a record at its position with a valid
+   tag and an impossible length. */
+static void make_consumer_find_corruption(void) {
+    uint64_t pos = region_u64(256);
+    set_region_u64(SHARED_RING_HEADER_SIZE + (pos & 1023), (uint64_t)(pos | 1) << 32 | 2000u);
+    CHECK_EQ(shared_ring_read_some(&cons, record_message, &(seen){ 0 }), SHARED_RING_ERR_CORRUPT);
+    CHECK_EQ(region_u32(264), 1);
+}
+
+static void *write_forever(void *arg) {
+    char buf[56] = { 0 };
+    int *result = (int *)arg, r;
+    while ((r = shared_ring_write_bytes(&prod, buf, sizeof buf, SHARED_RING_FOREVER)) ==
+           SHARED_RING_OK) {
+    }
+    __atomic_store_n(result, r, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+TEST(producer_blocked_forever_is_woken_when_the_consumer_finds_corruption) {
+    pthread_t t;
+    int result = 1, i;
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
+    o.spin_ns = 0;
+    setup_opt(1024, 0, &o);
+    pthread_create(&t, NULL, write_forever, &result);
+    for (i = 0; i < 200 && region_u32(512) == 0; i++) /* until it sleeps */
+        nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+    CHECK_EQ(region_u32(512), 1);
+    make_consumer_find_corruption();
+    for (i = 0; i < 2000 && __atomic_load_n(&result, __ATOMIC_ACQUIRE) == 1; i++)
+        nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+    CHECK_EQ(__atomic_load_n(&result, __ATOMIC_ACQUIRE), SHARED_RING_ERR_CORRUPT);
+    if (__atomic_load_n(&result, __ATOMIC_ACQUIRE) == 1) {
+        fprintf(stderr, "producer still asleep after 2 s: giving up\n");
+        exit(1); /* cannot join a thread that never wakes */
+    }
+    pthread_join(t, NULL);
+}
+
+TEST(producer_notices_corruption_within_one_capacity_of_writes) {
+    char buf[56] = { 0 };
+    int i, r = SHARED_RING_OK;
+    setup(1024, 0);
+    CHECK_EQ(shared_ring_write_bytes(&prod, buf, sizeof buf, 0), SHARED_RING_OK);
+    make_consumer_find_corruption();
+    /* 1024 bytes are 16 records of 64 bytes: by then it crossed a lap. */
+    for (i = 0; i < 17 && r == SHARED_RING_OK; i++)
+        r = shared_ring_write_bytes(&prod, buf, sizeof buf, 0);
+    CHECK_EQ(r, SHARED_RING_ERR_CORRUPT);
+    CHECK(i <= 16);
+    CHECK_EQ(shared_ring_write_bytes(&prod, buf, sizeof buf, 0), SHARED_RING_ERR_CORRUPT);
+}
+
+TEST(flush_and_close_report_corruption_the_consumer_found) {
+    setup(1024, 0);
+    make_consumer_find_corruption();
+    CHECK_EQ(shared_ring_flush(&prod), SHARED_RING_ERR_CORRUPT);
+    CHECK_EQ(shared_ring_close(&prod), SHARED_RING_ERR_CORRUPT);
+    CHECK_EQ(region_u32(524), 0); /* not closed: the stream is broken */
+}
+
 /* ---- stats and strings ---------------------------------------------------- */
 
 TEST(stats_count_messages_bytes_and_largest) {
@@ -1395,5 +1611,28 @@ int main(void) {
     RUN(attach_says_in_the_region_how_it_sleeps_and_wakes);
     RUN(stats_count_messages_bytes_and_largest);
     RUN(every_result_has_its_own_description);
+    RUN(write_inside_a_fill_callback_is_a_state_error);
+    RUN(try_write_inside_a_fill_callback_is_a_state_error);
+    RUN(write_timed_inside_a_fill_callback_is_a_state_error);
+    RUN(write_bytes_inside_a_fill_callback_is_a_state_error);
+    RUN(write_str_inside_a_fill_callback_is_a_state_error);
+    RUN(claim_inside_a_fill_callback_is_a_state_error);
+    RUN(commit_inside_a_fill_callback_is_a_state_error);
+    RUN(abort_inside_a_fill_callback_is_a_state_error);
+    RUN(cork_inside_a_fill_callback_is_a_state_error);
+    RUN(uncork_inside_a_fill_callback_is_a_state_error);
+    RUN(flush_inside_a_fill_callback_is_a_state_error);
+    RUN(close_inside_a_fill_callback_is_a_state_error);
+    RUN(producer_stats_inside_a_fill_callback_is_a_state_error);
+    RUN(read_some_inside_a_read_callback_is_a_state_error);
+    RUN(read_inside_a_read_callback_is_a_state_error);
+    RUN(wait_inside_a_read_callback_is_a_state_error);
+    RUN(peek_inside_a_read_callback_is_a_state_error);
+    RUN(release_inside_a_read_callback_is_a_state_error);
+    RUN(consumer_stats_inside_a_read_callback_is_a_state_error);
+    RUN(calls_inside_wait_and_wake_hooks_are_state_errors);
+    RUN(producer_blocked_forever_is_woken_when_the_consumer_finds_corruption);
+    RUN(producer_notices_corruption_within_one_capacity_of_writes);
+    RUN(flush_and_close_report_corruption_the_consumer_found);
     return harness_summary("unit");
 }
