@@ -193,11 +193,12 @@ ecosystem-tests:
 	sh tests/ecosystem.sh
 
 # ---- the suites -------------------------------------------------------------
-OS_TESTS = $(B)/os_wait $(B)/mixed_builds $(B)/ulock-ulock_timeouts $(B)/ulock-unit
+OS_TESTS = $(B)/os_wait $(B)/clock_fail $(B)/mixed_builds $(B)/ulock-ulock_timeouts $(B)/ulock-unit
 test: $(B)/unit $(B)/stress $(B)/fenced-stress $(B)/crash $(B)/mutate $(OS_TESTS)
 	./$(B)/unit
 	./$(B)/mutate $(MUTATE_CALLS)
 	./$(B)/os_wait
+	./$(B)/clock_fail
 	./$(B)/mixed_builds
 	./$(B)/ulock-ulock_timeouts
 	./$(B)/ulock-unit

@@ -782,19 +782,29 @@ extern long syscall(long number, ...);
 #endif
 
 #ifndef SHARED_RING_NOW_NS
+/* A clock that fails must not stop time, or no timeout would ever end:
+   each failed read moves a private count on by 1 ms instead (a wait that
+   saw the real clock first then ends at once: the difference wraps). */
+static uint64_t srng_clock_failed(void) {
+    static srng_au64 ticks;
+    uint64_t t = SRNG_LOAD(&ticks, relaxed) + 1000000u;
+    SRNG_STORE(&ticks, t, relaxed);
+    return t;
+}
+
 static uint64_t srng_now_ns(void) {
 #if defined(_WIN32)
     LARGE_INTEGER f, t;
-    QueryPerformanceFrequency(&f);
-    QueryPerformanceCounter(&t);
+    if (!QueryPerformanceFrequency(&f) || !QueryPerformanceCounter(&t) || f.QuadPart <= 0)
+        return srng_clock_failed();
     return (uint64_t)((double)t.QuadPart * 1e9 / (double)f.QuadPart);
 #elif defined(SRNG_HAVE_CLOCK_GETTIME)
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0) return srng_clock_failed();
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 #else
     struct timespec ts;
-    timespec_get(&ts, TIME_UTC);
+    if (timespec_get(&ts, TIME_UTC) == 0) return srng_clock_failed();
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 #endif
 }

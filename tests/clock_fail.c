@@ -1,0 +1,72 @@
+/* clock_gettime can fail (a seccomp filter, a broken vDSO): timed waits
+   must still end. This program replaces clock_gettime for the library
+   linked into it and makes it fail on demand. Linux, native build only
+   (with -D_TIME_BITS=64 libc calls another symbol). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+static int clock_fails;
+
+int clock_gettime(clockid_t id, struct timespec *ts) {
+    if (clock_fails) {
+        errno = EINVAL;
+        return -1;
+    }
+    return (int)syscall(SYS_clock_gettime, id, ts);
+}
+
+#define SHARED_RING_IMPLEMENTATION
+#include "../shared_ring.h"
+#include "harness.h"
+
+#include <stdalign.h>
+
+static alignas(128) unsigned char region[SHARED_RING_HEADER_SIZE + 1024];
+
+static void attach(shared_ring_producer *p, shared_ring_consumer *c) {
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
+    o.spin_ns = 1000;
+    CHECK_EQ(shared_ring_format(region, sizeof region, 1024, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_producer(p, region, sizeof region, &o), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_consumer(c, region, sizeof region, &o), SHARED_RING_OK);
+}
+
+static uint64_t seconds_now(void) {
+    struct timespec ts;
+    syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &ts); /* past the failing wrapper */
+    return (uint64_t)ts.tv_sec;
+}
+
+TEST(timed_wait_ends_while_the_clock_fails) {
+    shared_ring_producer p;
+    shared_ring_consumer c;
+    uint64_t start = seconds_now();
+    attach(&p, &c);
+    clock_fails = 1;
+    CHECK_EQ(shared_ring_wait(&c, 50000000), SHARED_RING_TIMEOUT); /* 50 ms */
+    clock_fails = 0;
+    CHECK(seconds_now() - start <= 5); /* inexact, but it ends */
+}
+
+TEST(timed_write_ends_while_the_clock_fails) {
+    shared_ring_producer p;
+    shared_ring_consumer c;
+    char buf[56] = { 0 };
+    uint64_t start = seconds_now();
+    attach(&p, &c);
+    while (shared_ring_write_bytes(&p, buf, sizeof buf, 0) == SHARED_RING_OK) {
+    }
+    clock_fails = 1;
+    CHECK_EQ(shared_ring_write_bytes(&p, buf, sizeof buf, 50000000), SHARED_RING_TIMEOUT);
+    clock_fails = 0;
+    CHECK(seconds_now() - start <= 5); /* inexact, but it ends */
+}
+
+int main(void) {
+    RUN(timed_wait_ends_while_the_clock_fails);
+    RUN(timed_write_ends_while_the_clock_fails);
+    return harness_summary("clock_fail");
+}
