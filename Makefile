@@ -194,8 +194,9 @@ ecosystem-tests:
 
 # ---- the suites -------------------------------------------------------------
 OS_TESTS = $(B)/os_wait $(B)/clock_fail $(B)/mixed_builds $(B)/ulock-ulock_timeouts $(B)/ulock-unit
-test: $(B)/unit $(B)/stress $(B)/fenced-stress $(B)/crash $(B)/mutate $(OS_TESTS)
+test: $(B)/unit $(B)/results $(B)/stress $(B)/fenced-stress $(B)/crash $(B)/mutate $(OS_TESTS)
 	./$(B)/unit
+	./$(B)/results shared_ring.h
 	./$(B)/mutate $(MUTATE_CALLS)
 	./$(B)/os_wait
 	./$(B)/clock_fail

@@ -408,22 +408,35 @@ typedef size_t (*shared_ring_fill_fn)(void *user, void *dst, size_t max_len);
    Return 0 to continue, non-zero to stop after this message. */
 typedef int (*shared_ring_read_fn)(void *user, const void *data, size_t len);
 
+/* How results are documented below: each function's comment ends with
+   "Returns:" and every result it can give, each explained once. Rules that
+   hold for every call on a handle, and are listed again per function:
+   - ERR_HANDLE: the handle is NULL, not attached, or the other side's.
+   - ERR_STATE: called from inside a callback of the same handle (fill,
+     read, wait or wake hook); nothing is changed. Call other handles freely.
+   - ERR_CORRUPT: the ring was found corrupt, by this side or (for the
+     producer) by the consumer; sticky for the handle. The producer learns
+     of the consumer's finding at its next wait or full ring, at the latest
+     one capacity of writes later, and at once in flush and close.
+   tests/results.c reads these lists from this file and checks every
+   function in every state against them. */
+
 /* ---- setup (either side) ----------------------------------------------- */
 
-/* Bytes a region needs for a data area of `capacity` bytes. Returns 0 when
+/* Bytes a region needs for a data area of `capacity` bytes; 0 when
    capacity is not a power of two in the supported range. Never blocks. */
 SHARED_RING_API size_t shared_ring_region_size(size_t capacity);
 
 /* Smallest capacity whose max_message can be `max_message` (a power of two,
-   >= 64). Returns 0 if no supported capacity is large enough. Never blocks. */
+   >= 64); 0 if no supported capacity is large enough. Never blocks. */
 SHARED_RING_API size_t shared_ring_capacity_for(size_t max_message);
 
 /* Format `region` as an empty ring. Call once, before either side attaches,
    while no one uses the region. max_message 0 means the largest allowed
-   (capacity/2 - 8). Never blocks. Returns OK, ERR_ARG (region NULL, or
-   max_message above the limit), ERR_ALIGN (region not 8-byte aligned),
-   ERR_SIZE (capacity not a power of two in range, or region_size smaller than
-   shared_ring_region_size(capacity)). */
+   (capacity/2 - 8). Never blocks.
+   Returns: OK; ERR_ARG (region NULL, or max_message above the limit);
+   ERR_ALIGN (region not 8-byte aligned); ERR_SIZE (capacity not a power of
+   two in range, or region_size below shared_ring_region_size(capacity)). */
 SHARED_RING_API int shared_ring_format(void *region, size_t region_size, size_t capacity,
                                        size_t max_message);
 
@@ -432,15 +445,19 @@ SHARED_RING_API shared_ring_options shared_ring_default_options(void);
 
 /* Attach a producer handle to a formatted region. Producer side. Never
    blocks. The write position continues from the region, so a restarted
-   producer appends after what was published. Returns OK, ERR_ARG (NULL
-   handle or region, bad options), ERR_ALIGN, ERR_SIZE (region smaller than
-   its header says), ERR_MAGIC, ERR_VERSION, ERR_CORRUPT (inconsistent header
-   or positions). */
+   producer appends after what was published. On failure the handle is
+   left unattached.
+   Returns: OK; ERR_ARG (NULL handle or region, bad options); ERR_ALIGN;
+   ERR_SIZE (region smaller than its header says); ERR_MAGIC (not
+   formatted); ERR_VERSION (another layout version); ERR_CORRUPT
+   (inconsistent header or positions). */
 SHARED_RING_API int shared_ring_attach_producer(shared_ring_producer *p, void *region,
                                                 size_t region_size, const shared_ring_options *opt);
 
 /* Attach a consumer handle to a formatted region. Consumer side. Never
-   blocks. Returns what shared_ring_attach_producer returns. */
+   blocks. On failure the handle is left unattached.
+   Returns: OK; ERR_ARG (NULL handle or region, bad options); ERR_ALIGN;
+   ERR_SIZE; ERR_MAGIC; ERR_VERSION; ERR_CORRUPT (as attach_producer). */
 SHARED_RING_API int shared_ring_attach_consumer(shared_ring_consumer *c, void *region,
                                                 size_t region_size, const shared_ring_options *opt);
 
@@ -450,10 +467,11 @@ SHARED_RING_API int shared_ring_attach_consumer(shared_ring_consumer *c, void *r
    calls fill(user, dst, max_len), and publishes the length fill returned.
    shared_ring_write blocks until there is room; shared_ring_try_write never
    blocks; shared_ring_write_timed blocks at most timeout_ns. Producer side.
-   Returns OK, FULL (try only), TIMEOUT (timed only), CLOSED (after close),
-   ERR_TOO_BIG (max_len > max_message, or fill returned more than max_len:
-   nothing is written), ERR_STATE (a claim is open), ERR_CORRUPT, ERR_HANDLE,
-   ERR_ARG (fill NULL). */
+   Returns: OK; FULL (try_write, and write_timed with timeout 0: no room);
+   TIMEOUT (write_timed: no room in time); CLOSED (after close); ERR_TOO_BIG
+   (max_len > max_message, or fill returned more than max_len: nothing is
+   written); ERR_ARG (fill NULL); ERR_STATE (a claim is open, or inside a
+   callback); ERR_CORRUPT; ERR_HANDLE. */
 SHARED_RING_API int shared_ring_write(shared_ring_producer *p, size_t max_len,
                                       shared_ring_fill_fn fill, void *user);
 SHARED_RING_API int shared_ring_try_write(shared_ring_producer *p, size_t max_len,
@@ -464,91 +482,119 @@ SHARED_RING_API int shared_ring_write_timed(shared_ring_producer *p, size_t max_
 
 /* Write a copy of `len` bytes at `data` (data may be NULL when len is 0).
    Producer side. timeout_ns: 0 = never block, SHARED_RING_FOREVER = block
-   until there is room. Returns as shared_ring_write_timed, with FULL when
-   timeout_ns is 0 and TIMEOUT otherwise, and ERR_ARG for NULL data. */
+   until there is room.
+   Returns: OK; FULL (timeout 0 and no room); TIMEOUT (no room in time);
+   CLOSED; ERR_TOO_BIG (len > max_message); ERR_ARG (data NULL, len not 0);
+   ERR_STATE (a claim is open, or inside a callback); ERR_CORRUPT;
+   ERR_HANDLE. */
 SHARED_RING_API int shared_ring_write_bytes(shared_ring_producer *p, const void *data, size_t len,
                                             uint64_t timeout_ns);
 
 /* Write the bytes of a NUL-terminated string (without the NUL) straight into
-   the ring. Producer side. Same timeout and results as write_bytes;
-   ERR_TOO_BIG if the string is longer than max_message. */
+   the ring. Producer side. Same timeout as write_bytes.
+   Returns: OK; FULL; TIMEOUT; CLOSED; ERR_TOO_BIG (longer than
+   max_message; the string is read no further than that); ERR_ARG (str
+   NULL); ERR_STATE; ERR_CORRUPT; ERR_HANDLE (as write_bytes). */
 SHARED_RING_API int shared_ring_write_str(shared_ring_producer *p, const char *str,
                                           uint64_t timeout_ns);
 
 /* Zero-copy: reserve `len` contiguous, 8-byte aligned bytes and return a
    pointer to them in *out; then shared_ring_commit() publishes (a prefix of)
    them or shared_ring_abort() drops them. One claim at a time. Producer side.
-   Same timeout and results as write_bytes, plus ERR_STATE if a claim is
-   already open and ERR_ARG if out is NULL. *out is NULL on failure. */
+   Same timeout as write_bytes. *out is NULL on failure.
+   Returns: OK; FULL; TIMEOUT; CLOSED; ERR_TOO_BIG (len > max_message);
+   ERR_ARG (out NULL); ERR_STATE (a claim is already open, or inside a
+   callback); ERR_CORRUPT; ERR_HANDLE. */
 SHARED_RING_API int shared_ring_claim(shared_ring_producer *p, size_t len, uint64_t timeout_ns,
                                       void **out);
 
 /* Finish the open claim as a message of `len` bytes (len <= claimed).
-   Producer side. Never blocks. Returns OK, ERR_STATE (no claim open),
-   ERR_TOO_BIG (len larger than claimed; the claim stays open), ERR_HANDLE. */
+   Producer side. Never blocks.
+   Returns: OK; ERR_TOO_BIG (len larger than claimed; the claim stays
+   open); ERR_STATE (no claim open, or inside a callback); ERR_CORRUPT (the
+   claim stays open: abort it); ERR_HANDLE. */
 SHARED_RING_API int shared_ring_commit(shared_ring_producer *p, size_t len);
 
-/* Drop the open claim; nothing is published. Producer side. Never blocks.
-   Returns OK, ERR_STATE (no claim open), ERR_HANDLE. */
+/* Drop the open claim; nothing is published. Allowed on a corrupt ring.
+   Producer side. Never blocks.
+   Returns: OK; ERR_STATE (no claim open, or inside a callback);
+   ERR_HANDLE. */
 SHARED_RING_API int shared_ring_abort(shared_ring_producer *p);
 
 /* Cork: until the matching uncork, messages are written but published only
    once, at the outermost uncork (or earlier: when the batch reaches the
    cork_limit option, when the producer must wait for space or returns
    FULL, at flush/close). Nestable. Producer side. Never blocks.
-   cork returns OK, ERR_STATE (nesting deeper than 2^32-1), ERR_HANDLE;
-   uncork returns OK, ERR_STATE (not corked), ERR_HANDLE. */
+   Returns (cork): OK; ERR_STATE (nesting deeper than 2^32-1, or inside a
+   callback); ERR_CORRUPT; ERR_HANDLE.
+   Returns (uncork): OK; ERR_STATE (not corked, or inside a callback);
+   ERR_CORRUPT; ERR_HANDLE. */
 SHARED_RING_API int shared_ring_cork(shared_ring_producer *p);
 SHARED_RING_API int shared_ring_uncork(shared_ring_producer *p);
 
 /* Publish everything written so far, corked or not. Producer side. Never
-   blocks (it may make one wake-up system call). Returns OK, ERR_HANDLE. */
+   blocks (it may make one wake-up system call).
+   Returns: OK; ERR_STATE (inside a callback); ERR_CORRUPT (also when the
+   consumer has flagged the ring); ERR_HANDLE. */
 SHARED_RING_API int shared_ring_flush(shared_ring_producer *p);
 
 /* End the stream: publish everything, mark the ring closed, wake the
    consumer. Later writes return CLOSED. Idempotent. Producer side. Never
-   blocks. Returns OK, ERR_STATE (a claim is open), ERR_HANDLE. */
+   blocks.
+   Returns: OK (also when already closed); ERR_STATE (a claim is open, or
+   inside a callback); ERR_CORRUPT (also when the consumer has flagged the
+   ring; the ring is not marked closed); ERR_HANDLE. */
 SHARED_RING_API int shared_ring_close(shared_ring_producer *p);
 
 /* ---- consumer ----------------------------------------------------------- */
 
 /* Batch read: call fn(user, data, len) for each available message in order,
    until none is left or fn returns non-zero, then release them all with a
-   single store of read_pos. Also releases messages taken with peek. Consumer
-   side. Never blocks. Returns the number of messages delivered (>= 0; 0 when
-   empty), CLOSED (empty and the producer closed), ERR_CORRUPT, ERR_HANDLE,
-   ERR_ARG (fn NULL). */
+   single store of read_pos. Also releases messages taken with peek.
+   Consumer side. Never blocks.
+   Returns: a count >= 0 (messages delivered; 0 when none); CLOSED (none,
+   and the producer closed); ERR_ARG (fn NULL); ERR_STATE (inside a
+   callback); ERR_CORRUPT; ERR_HANDLE. */
 SHARED_RING_API int shared_ring_read_some(shared_ring_consumer *c, shared_ring_read_fn fn,
                                           void *user);
 
-/* Wait (up to timeout_ns) for data, then read_some. Consumer side. Blocks.
-   Returns the count (>= 0; 0 only when padding alone was published), TIMEOUT (0 if timeout_ns is 0 and empty), CLOSED,
-   ERR_CORRUPT, ERR_HANDLE, ERR_ARG. */
+/* Wait (up to timeout_ns) for a message, then read_some. Consumer side.
+   Blocks.
+   Returns: a count >= 1 (messages delivered); TIMEOUT (no message in time,
+   at once when timeout_ns is 0); CLOSED; ERR_ARG (fn NULL); ERR_STATE
+   (inside a callback); ERR_CORRUPT; ERR_HANDLE. */
 SHARED_RING_API int shared_ring_read(shared_ring_consumer *c, shared_ring_read_fn fn, void *user,
                                      uint64_t timeout_ns);
 
 /* Wait until a message is available. Consumer side. Blocks at most
-   timeout_ns (0: just check). Returns OK (data ready), TIMEOUT, CLOSED,
-   ERR_CORRUPT, ERR_HANDLE. */
+   timeout_ns (0: just check).
+   Returns: OK (a message is ready); TIMEOUT; CLOSED (none, and the
+   producer closed); ERR_STATE (inside a callback); ERR_CORRUPT;
+   ERR_HANDLE. */
 SHARED_RING_API int shared_ring_wait(shared_ring_consumer *c, uint64_t timeout_ns);
 
 /* Pull API: hand out the next message without releasing it. Each call moves
    to the following message; the pointers stay valid until release. Consumer
-   side. Never blocks. Returns OK, EMPTY, CLOSED (empty and closed),
-   ERR_CORRUPT, ERR_HANDLE, ERR_ARG (msg NULL). */
+   side. Never blocks.
+   Returns: OK; EMPTY (no message now); CLOSED (none, and the producer
+   closed); ERR_ARG (msg NULL); ERR_STATE (inside a callback); ERR_CORRUPT;
+   ERR_HANDLE. */
 SHARED_RING_API int shared_ring_peek(shared_ring_consumer *c, shared_ring_message *msg);
 
 /* Release every message handed out by peek so far (one store of read_pos),
-   making room for the producer. Consumer side. Never blocks. Returns the
-   number of messages released (>= 0), ERR_HANDLE. */
+   making room for the producer. Allowed on a corrupt ring. Consumer side.
+   Never blocks.
+   Returns: a count >= 0 (messages released); ERR_STATE (inside a
+   callback); ERR_HANDLE. */
 SHARED_RING_API int shared_ring_release(shared_ring_consumer *c);
 
 /* ---- either side -------------------------------------------------------- */
 
-/* Copy this handle's counters to *out. The producer's function takes a
-   producer handle, the consumer's a consumer handle; callable at any time
-   by the thread using that handle. Never blocks. Returns OK, ERR_ARG (out
-   NULL), ERR_HANDLE (not attached, or the other side's handle). */
+/* Copy this handle's counters to *out (zeroed on any error). The
+   producer's function takes a producer handle, the consumer's a consumer
+   handle; a broken handle still reports. Never blocks.
+   Returns: OK; ERR_ARG (out NULL); ERR_STATE (inside a callback);
+   ERR_HANDLE. */
 SHARED_RING_API int shared_ring_producer_stats(const shared_ring_producer *p,
                                                shared_ring_stats *out);
 SHARED_RING_API int shared_ring_consumer_stats(const shared_ring_consumer *c,
