@@ -109,6 +109,11 @@
    The 8 bytes after the last record are always zero (the "end mark"), so
    the ring holds at most capacity - 8 bytes of records.
 
+   A wait_mode word says how its side sleeps and how it wakes the other:
+       low 8 bits    0 never sleeps unbounded (spins or naps), 1 futex,
+                     2 ulock, 3 WaitOnAddress, 4 its own wait hook
+       bit 8 + k     it makes the wake-up call that reaches a sleeper of kind k
+
    ============================================================================
    4. THE PROTOCOL
    ============================================================================
@@ -148,6 +153,26 @@
    publishing, the other side reads that word: only when it is 1 does it
    make a wake-up system call. Steady flow makes no system calls.
 
+   Mixed builds. The two sides may be built differently (one with
+   SHARED_RING_NO_OS_WAIT, one with wait hooks, one default). Each records
+   in its wait_mode word how it sleeps and which wake-up calls it makes; a
+   waker makes the call that matches the sleeper's kind, and a sleeper whose
+   peer makes no such call sleeps in 1 ms slices instead of waiting for a
+   wake-up that will not come. Every pair works; the mismatched ones wake
+   within a slice (tests/mixed_builds.c).
+
+   When the OS says no. A failing wait (the futex call refused, say) is not
+   retried in a busy loop: the side naps 1 ms and counts it in
+   stats.wait_failures. On 32-bit Linux the futex timeout is passed in the
+   kernel's own layout (futex_time64 where the kernel has it), whatever
+   libc's time_t is, and clamped to what the field holds; on macOS a
+   timeout beyond 71.6 minutes (the 32-bit microsecond limit) is clamped,
+   never turned into "forever". A clock that fails or runs backwards makes
+   timeouts inexact, never endless. Windows sleeps in timer ticks (15.6 ms
+   unless the program calls timeBeginPeriod): a remaining wait under 1 ms is
+   spun out rather than turned into zero-length system calls, and a longer
+   one may overrun by up to a tick.
+
    Asymmetric barriers. "Store my position, then load the peer's sleeping
    word" needs a full fence (else both sides can miss each other and the
    sleeper never wakes). On x86 that fence waits for every store of the
@@ -159,7 +184,12 @@
    re-check. Sleeping is rare and already costs a system call, so the fence
    moves from the hot path to the cold one. Elsewhere (or with
    SHARED_RING_NO_MEMBARRIER) a side publishes with a fence. Attach in the
-   process that uses the handle: the registration is per process.
+   process that uses the handle: the registration is per process. It is
+   the one place attach can block: the first registration in a process that
+   already runs other threads waits for an RCU grace period (10-25 ms
+   measured on Linux 6.x; later attaches take microseconds). Attach once
+   before starting threads, or build with SHARED_RING_NO_MEMBARRIER, if that
+   matters.
 
    Hysteresis. When the producer finds the ring full it does not resume as
    soon as one record's worth is free (that falls into lockstep with the
@@ -176,6 +206,9 @@
      A handle is used by one thread at a time; handles are plain structs the
      caller owns. Functions taking a producer handle are for the producer,
      those taking a consumer handle for the consumer; the rest are for either.
+   - Callbacks (fill, read, wait and wake hooks) may not call back into
+     their own handle: every such call returns SHARED_RING_ERR_STATE and
+     changes nothing. Calls on other handles are fine.
    - Ordering and integrity: the consumer sees every published message exactly
      once, in order, whole. (A restarted consumer starts at read_pos: it gets
      again what its predecessor peeked or read but did not release.)
@@ -186,7 +219,11 @@
      checked against what the records show.
      Anything inconsistent gives SHARED_RING_ERR_CORRUPT, from then on for every
      call on that handle, and nothing outside the region is ever read or
-     written. The producer likewise validates read_pos.
+     written. The producer likewise validates read_pos. The consumer's
+     finding is flagged in the region and wakes a sleeping producer; the
+     producer returns ERR_CORRUPT from its next wait or full ring, at the
+     latest one capacity of writes later (it does not read the consumer's
+     line per message), and at once from flush and close.
    - Payload bytes are not checksummed: a hostile producer can change a
      message while you read it. Copy it first if the peer is not trusted.
    - Producer crash: the consumer gets every message published before the
@@ -238,7 +275,9 @@
    8. REVISION HISTORY
    ============================================================================
    0.2.0  layout version 2: records carry a position tag, the consumer finds
-          them without reading write_pos; spin by time (spin_ns); cork_limit.
+          them without reading write_pos; spin by time (spin_ns); cork_limit;
+          wait_mode words (mixed builds); ERR_STATE from inside callbacks;
+          checked OS waits (stats.wait_failures); "Returns:" lists.
    0.1.0  first release: layout version 1. See CHANGELOG.md.
 */
 

@@ -120,7 +120,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t n) {
             q = 0;
             break;
         case 7: /* the peer closes */
-            memset(region + 528, 1, 1);
+            memset(region + 524, 1, 1);
             q = 0;
             break;
         case 8: case 9: case 10: case 11: /* the peer publishes a header */
