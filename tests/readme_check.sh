@@ -28,7 +28,8 @@ rows=0
 for t in $(awk '/^<!-- misuse-table -->$/ { on = 1; next } on && !/^\|/ { on = 0 }
                 on { n = split($0, f, "|"); gsub(/[` ]/, "", f[n - 1]); print f[n - 1] }' README.md |
            grep -v -e '^test$' -e '^---$'); do
-    grep -q "^TEST($t)" tests/unit.c && grep -q "RUN($t);" tests/unit.c || {
+    # RUN(name) only compiles if the test is defined (some are made by a macro)
+    grep -q "RUN($t);" tests/unit.c || {
         echo "readme: misuse table names $t, which tests/unit.c does not define and run"
         exit 1
     }

@@ -1415,7 +1415,9 @@ TEST(calls_inside_wait_and_wake_hooks_are_state_errors) {
    tag and an impossible length. */
 static void make_consumer_find_corruption(void) {
     uint64_t pos = region_u64(256);
-    set_region_u64(SHARED_RING_HEADER_SIZE + (pos & 1023), (uint64_t)(pos | 1) << 32 | 2000u);
+    /* atomic: the producer may be running in another thread */
+    __atomic_store_n((uint64_t *)(void *)(region + SHARED_RING_HEADER_SIZE + (pos & 1023)),
+                     (uint64_t)(pos | 1) << 32 | 2000u, __ATOMIC_RELEASE);
     CHECK_EQ(shared_ring_read_some(&cons, record_message, &(seen){ 0 }), SHARED_RING_ERR_CORRUPT);
     CHECK_EQ(region_u32(264), 1);
 }
@@ -1433,13 +1435,14 @@ static void *write_forever(void *arg) {
 TEST(producer_blocked_forever_is_woken_when_the_consumer_finds_corruption) {
     pthread_t t;
     int result = 1, i;
+    uint32_t *producer_sleeping = (uint32_t *)(void *)(region + 512);
     shared_ring_options o = SHARED_RING_OPTIONS_INIT;
     o.spin_ns = 0;
     setup_opt(1024, 0, &o);
     pthread_create(&t, NULL, write_forever, &result);
-    for (i = 0; i < 200 && region_u32(512) == 0; i++) /* until it sleeps */
-        nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
-    CHECK_EQ(region_u32(512), 1);
+    for (i = 0; i < 200 && __atomic_load_n(producer_sleeping, __ATOMIC_ACQUIRE) == 0; i++)
+        nanosleep(&(struct timespec){ 0, 1000000 }, NULL); /* until it sleeps */
+    CHECK_EQ(__atomic_load_n(producer_sleeping, __ATOMIC_ACQUIRE), 1);
     make_consumer_find_corruption();
     for (i = 0; i < 2000 && __atomic_load_n(&result, __ATOMIC_ACQUIRE) == 1; i++)
         nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
