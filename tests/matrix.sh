@@ -25,6 +25,15 @@ passed=0 failed=0 skipped=0 unexpected_skips=0
 
 have() { command -v "$1" >/dev/null 2>&1; }
 
+# cross NAME ARCH: split ARCH (label:triple:runner) into $label, $triple,
+# $runner; record a SKIP for row NAME and fail if the tools are missing.
+cross() {
+    label=${2%%:*} rest=${2#*:}
+    triple=${rest%%:*} runner=${rest#*:}
+    if ! have "$triple-gcc"; then skip "$1" "$triple-gcc not installed"; return 1; fi
+    if [ -n "$runner" ] && ! have "$runner"; then skip "$1" "$runner not installed"; return 1; fi
+}
+
 pass() { printf '%-44s PASS  %s\n' "$1" "$2"; passed=$((passed + 1)); }
 skip() {
     printf '%-44s SKIP  %s\n' "$1" "$2"
@@ -82,11 +91,9 @@ done
 # ---- architectures (static binaries; qemu-user for foreign ones) -------------------
 for arch in i686:i686-linux-gnu: aarch64:aarch64-linux-gnu:qemu-aarch64 \
             armhf:arm-linux-gnueabihf:qemu-arm riscv64:riscv64-linux-gnu:qemu-riscv64; do
-    label=${arch%%:*} rest=${arch#*:}
-    triple=${rest%%:*} runner=${rest#*:}
-    name="linux $label ($triple)"
-    if ! have "$triple-gcc"; then skip "$name" "$triple-gcc not installed"; continue; fi
-    if [ -n "$runner" ] && ! have "$runner"; then skip "$name" "$runner not installed"; continue; fi
+    label=${arch%%:*} triple=${arch#*:}
+    name="linux $label (${triple%%:*})"
+    cross "$name" "$arch" || continue
     d="$OUT/$label"
     mkdir -p "$d"
     row "$name" "${runner:-native}: unit, stress $STRESS, crash $CRASH, os_wait" "
@@ -99,11 +106,8 @@ done
 # libc's struct timespec then differs from the one the classic futex call
 # takes: the futex waits must pass the kernel its own layout.
 for arch in i686:i686-linux-gnu: armhf:arm-linux-gnueabihf:qemu-arm; do
-    label=${arch%%:*} rest=${arch#*:}
-    triple=${rest%%:*} runner=${rest#*:}
-    name="linux $label -D_TIME_BITS=64"
-    if ! have "$triple-gcc"; then skip "$name" "$triple-gcc not installed"; continue; fi
-    if [ -n "$runner" ] && ! have "$runner"; then skip "$name" "$runner not installed"; continue; fi
+    name="linux ${arch%%:*} -D_TIME_BITS=64"
+    cross "$name" "$arch" || continue
     d="$OUT/$label-time64"
     mkdir -p "$d"
     row "$name" "${runner:-native}: unit, os_wait (futex timeouts)" "

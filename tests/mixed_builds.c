@@ -137,7 +137,34 @@ static void check_woken_soon(uint64_t progress_ns, const char *who) {
                 waker->name, (double)took / 1e6);
 }
 
-TEST(consumer_of_every_build_is_woken_by_a_producer_of_every_build) {
+/* One sleeper/waker pairing: `prepare` sets up the ring and makes the
+   sleeper's side need the waker (its thread is `sleep_in`, its sleeping
+   word at `sleeping_off`); `progress` is the waker's move. */
+typedef struct direction {
+    const char *who;
+    void *(*sleep_in)(void *);
+    size_t sleeping_off;
+    void (*prepare)(void);
+    void (*progress)(void);
+} direction;
+
+static void consumer_needs_data(void) { attach(waker, sleeper); }
+static void producer_sends(void) {
+    CHECK_EQ(waker->build->write_bytes(&prod, "x", 1, 0), SHARED_RING_OK);
+}
+static void producer_needs_room(void) {
+    char buf[56] = { 0 };
+    attach(sleeper, waker);
+    while (sleeper->build->write_bytes(&prod, buf, sizeof buf, 0) == SHARED_RING_OK) {
+    }
+}
+static void consumer_reads(void) {
+    int n = 0;
+    CHECK(waker->build->read(&cons, count_message, &n, 0) > 0);
+}
+
+/* Every (sleeper, waker) pair of flavours in that direction. */
+static void check_every_pair(const direction *d) {
     size_t i, j;
     for (i = 0; i < 3; i++) {
         for (j = 0; j < 3; j++) {
@@ -145,38 +172,27 @@ TEST(consumer_of_every_build_is_woken_by_a_producer_of_every_build) {
             uint64_t progress;
             sleeper = &flavours[i];
             waker = &flavours[j];
-            attach(waker, sleeper);
-            pthread_create(&t, NULL, consumer_waits, NULL);
-            until_asleep(384);
+            d->prepare();
+            pthread_create(&t, NULL, d->sleep_in, NULL);
+            until_asleep(d->sleeping_off);
             progress = now_ns();
-            CHECK_EQ(waker->build->write_bytes(&prod, "x", 1, 0), SHARED_RING_OK);
+            d->progress();
             pthread_join(t, NULL);
-            check_woken_soon(progress, "consumer");
+            check_woken_soon(progress, d->who);
         }
     }
 }
 
+TEST(consumer_of_every_build_is_woken_by_a_producer_of_every_build) {
+    static const direction d = { "consumer", consumer_waits, 384, consumer_needs_data,
+                                 producer_sends };
+    check_every_pair(&d);
+}
+
 TEST(producer_of_every_build_is_woken_by_a_consumer_of_every_build) {
-    size_t i, j;
-    for (i = 0; i < 3; i++) {
-        for (j = 0; j < 3; j++) {
-            pthread_t t;
-            uint64_t progress;
-            char buf[56] = { 0 };
-            int n = 0;
-            sleeper = &flavours[i];
-            waker = &flavours[j];
-            attach(sleeper, waker);
-            while (sleeper->build->write_bytes(&prod, buf, sizeof buf, 0) == SHARED_RING_OK) {
-            }
-            pthread_create(&t, NULL, producer_waits, NULL);
-            until_asleep(512);
-            progress = now_ns();
-            CHECK(waker->build->read(&cons, count_message, &n, 0) > 0);
-            pthread_join(t, NULL);
-            check_woken_soon(progress, "producer");
-        }
-    }
+    static const direction d = { "producer", producer_waits, 512, producer_needs_room,
+                                 consumer_reads };
+    check_every_pair(&d);
 }
 
 int main(void) {
