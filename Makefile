@@ -104,8 +104,25 @@ $(B)/compile-cpp-uses-c-impl: tests/compile/use.cpp tests/compile/impl.c $(HDR) 
 	$(CXX) -std=c++17 $(CXXFLAGS) $(WARN) -o $@ tests/compile/use.cpp $(B)/impl-c.o
 $(B)/compile-static: tests/compile/static_twice.c $(HDR) | $(B)
 	$(CC) -std=c11 $(CFLAGS) $(STRICT) -o $@ $<
+# What game engines build with: the whole header, implementation included,
+# under g++'s strictest cast and pointer warnings, and clang++ -Weverything
+# minus CLANG_EVERYTHING_EXCEPT (documented in the header's section 6).
+CXX_STRICT = -Wall -Wextra -Wpedantic -Wold-style-cast -Wuseless-cast \
+             -Wzero-as-null-pointer-constant -Wcast-qual -Wconversion -Wshadow -Werror
+CLANG_EVERYTHING_EXCEPT = -Wno-c++98-compat -Wno-c++98-compat-pedantic -Wno-padded
+$(B)/compile-cpp-strict: tests/compile/use.cpp tests/compile/impl.cpp $(HDR) | $(B)
+	g++ -std=c++11 -O2 $(CXX_STRICT) -o $@ tests/compile/use.cpp tests/compile/impl.cpp
+$(B)/compile-cpp-everything: tests/compile/use.cpp tests/compile/impl.cpp $(HDR) | $(B)
+	clang++ -std=c++17 -O2 -Weverything $(CLANG_EVERYTHING_EXCEPT) -Werror -o $@ \
+	    tests/compile/use.cpp tests/compile/impl.cpp
+# Stats read right after the call, optimizer watching: no "may be used uninitialized".
+$(B)/compile-stats-c: tests/compile/stats_use.c $(HDR) | $(B)
+	$(CC) -std=c11 -O2 -Wall -Wextra -Werror -o $@ $<
+$(B)/compile-stats-cpp: tests/compile/stats_use.c $(HDR) | $(B)
+	$(CXX) -x c++ -std=c++17 -O2 -Wall -Wextra -Werror -o $@ $<
 
-COMPILE_TESTS = compile-c compile-c-gnu compile-cpp compile-cpp-uses-c-impl compile-static
+COMPILE_TESTS = compile-c compile-c-gnu compile-cpp compile-cpp-uses-c-impl compile-static \
+                compile-cpp-strict compile-cpp-everything compile-stats-c compile-stats-cpp
 
 compile-tests: $(addprefix $(B)/,$(COMPILE_TESTS))
 	@for t in $(COMPILE_TESTS); do ./$(B)/$$t || { echo "compile test $$t failed"; exit 1; }; done

@@ -257,6 +257,15 @@
    SHARED_RING_DEFAULT_CORK_LIMIT  global: bytes after which a corked batch
                                is published anyway (65536; 0: never).
 
+   Warnings. The whole header, implementation included, builds clean as C11
+   with -Wall -Wextra -Wpedantic -Wconversion -Wshadow -Wstrict-prototypes;
+   as C++11..20 with g++ -Wall -Wextra -Wpedantic -Wold-style-cast
+   -Wuseless-cast -Wzero-as-null-pointer-constant -Wcast-qual -Wconversion
+   -Wshadow; and with clang++ -Weverything except -Wno-c++98-compat
+   -Wno-c++98-compat-pedantic (C++11 is required: <atomic>) and -Wno-padded
+   (the handle and option structs are padded as each ABI aligns pointers).
+   make test checks all three.
+
    ============================================================================
    7. LIMITS
    ============================================================================
@@ -361,8 +370,16 @@ typedef struct shared_ring_options {
 #ifndef SHARED_RING_DEFAULT_CORK_LIMIT
 #define SHARED_RING_DEFAULT_CORK_LIMIT 65536u
 #endif
-#define SHARED_RING_OPTIONS_INIT \
-    { SHARED_RING_DEFAULT_SPIN_NS, 50u, SHARED_RING_DEFAULT_CORK_LIMIT, NULL, NULL, NULL }
+/* NULL in C, nullptr in C++ (where clang's -Wzero-as-null-pointer-constant
+   flags NULL); used by SHARED_RING_OPTIONS_INIT. */
+#ifdef __cplusplus
+#define SHARED_RING_NULLPTR nullptr
+#else
+#define SHARED_RING_NULLPTR NULL
+#endif
+#define SHARED_RING_OPTIONS_INIT                                                         \
+    { SHARED_RING_DEFAULT_SPIN_NS, 50u, SHARED_RING_DEFAULT_CORK_LIMIT, SHARED_RING_NULLPTR, \
+      SHARED_RING_NULLPTR, SHARED_RING_NULLPTR }
 
 /* Per-side counters, kept in the handle (no shared writes). */
 typedef struct shared_ring_stats {
@@ -696,6 +713,18 @@ typedef _Atomic uint32_t srng_au32;
 #define SRNG_STATIC_ASSERT(c, m) _Static_assert(c, m)
 #endif
 
+/* Casts a C++ build with -Wold-style-cast accepts: SRNG_CAST converts a
+   value or a void pointer, SRNG_PUN reinterprets a pointer. */
+#ifdef __cplusplus
+#define SRNG_CAST(T, x) static_cast<T>(x)
+#define SRNG_PUN(T, x) reinterpret_cast<T>(x)
+#else
+#define SRNG_CAST(T, x) ((T)(x))
+#define SRNG_PUN(T, x) ((T)(x))
+#endif
+
+#define SRNG_NULL SHARED_RING_NULLPTR
+
 /* Shared memory needs address-free atomics, which means lock-free ones. */
 #if !defined(ATOMIC_LLONG_LOCK_FREE) || ATOMIC_LLONG_LOCK_FREE != 2
 #error "shared_ring.h needs lock-free 64-bit atomics on this target"
@@ -776,10 +805,10 @@ SRNG_STATIC_ASSERT(SHARED_RING_HEADER_SIZE % 128 == 0, "data area on a line pair
 #define SRNG_CONSUMER_MAGIC 0x434f4e53u
 
 static srng_au64 *srng_u64_at(unsigned char *region, unsigned off) {
-    return (srng_au64 *)(void *)(region + off);
+    return SRNG_PUN(srng_au64 *, region + off);
 }
 static srng_au32 *srng_u32_at(unsigned char *region, unsigned off) {
-    return (srng_au32 *)(void *)(region + off);
+    return SRNG_PUN(srng_au32 *, region + off);
 }
 
 /* Plain header fields are written once by format and read once by attach. */
@@ -801,7 +830,7 @@ static void srng_put64(unsigned char *region, unsigned off, uint64_t v) {
 }
 
 static uint64_t srng_record_size(uint64_t len) {
-    return SRNG_REC_HEADER + ((len + 7u) & ~(uint64_t)7u);
+    return SRNG_REC_HEADER + ((len + 7u) & ~SRNG_CAST(uint64_t, 7u));
 }
 
 /* The tag a record header carries says "published at this position": the
@@ -810,22 +839,23 @@ static uint64_t srng_record_size(uint64_t len) {
    will go (and any zeroed memory) never reads as a record; and it changes
    with the position, so a header left from an earlier lap (of a ring below
    4 GiB) does not match either. */
-SRNG_INLINE uint32_t srng_tag(uint64_t pos) { return (uint32_t)pos | 1u; }
+SRNG_INLINE uint32_t srng_tag(uint64_t pos) { return SRNG_CAST(uint32_t, pos) | 1u; }
 
 /* A record header is one 64-bit word: length in the low half, tag in the
    high half, stored in one piece so the consumer can never see a torn one. */
 SRNG_INLINE uint64_t srng_header(uint64_t pos, uint32_t len) {
-    return (uint64_t)srng_tag(pos) << 32 | len;
+    return SRNG_CAST(uint64_t, srng_tag(pos)) << 32 | len;
 }
 
 static int srng_is_pow2(uint64_t x) { return x != 0 && (x & (x - 1)) == 0; }
 
 static uint64_t srng_max_capacity(void) {
-    uint64_t limit = (uint64_t)1 << 62;
-    if ((uint64_t)SIZE_MAX - SHARED_RING_HEADER_SIZE < limit) {
+    const uint64_t size_max = SIZE_MAX; /* no cast: it is uint64_t already on LP64 */
+    uint64_t limit = SRNG_CAST(uint64_t, 1) << 62;
+    if (size_max - SHARED_RING_HEADER_SIZE < limit) {
         /* 32-bit size_t: the largest power of two that still fits with the header */
-        limit = ((uint64_t)SIZE_MAX >> 1) + 1u;
-        if (limit > (uint64_t)SIZE_MAX - SHARED_RING_HEADER_SIZE) limit >>= 1;
+        limit = (size_max >> 1) + 1u;
+        if (limit > size_max - SHARED_RING_HEADER_SIZE) limit >>= 1;
     }
     return limit;
 }
@@ -836,9 +866,9 @@ static int srng_capacity_ok(uint64_t cap) {
 
 /* Any message up to this size fits once the ring is empty, whatever the
    wrap point: record + padding <= capacity. */
-static uint64_t srng_max_message_for(uint64_t cap) {
+static uint32_t srng_max_message_for(uint64_t cap) {
     uint64_t m = cap / 2u - SRNG_REC_HEADER;
-    return m < SRNG_MAX_MESSAGE_LIMIT ? m : SRNG_MAX_MESSAGE_LIMIT;
+    return m < SRNG_MAX_MESSAGE_LIMIT ? SRNG_CAST(uint32_t, m) : SRNG_MAX_MESSAGE_LIMIT;
 }
 
 /* ---- clock and CPU/OS waiting -------------------------------------------- */
@@ -892,11 +922,11 @@ static uint64_t srng_now_ns(void) {
 #elif defined(SRNG_HAVE_CLOCK_GETTIME)
     struct timespec ts;
     if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0) return srng_clock_failed();
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    return SRNG_CAST(uint64_t, ts.tv_sec) * 1000000000u + SRNG_CAST(uint64_t, ts.tv_nsec);
 #else
     struct timespec ts;
     if (timespec_get(&ts, TIME_UTC) == 0) return srng_clock_failed();
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    return SRNG_CAST(uint64_t, ts.tv_sec) * 1000000000u + SRNG_CAST(uint64_t, ts.tv_nsec);
 #endif
 }
 #define SHARED_RING_NOW_NS() srng_now_ns()
@@ -960,7 +990,7 @@ static void srng_nap(uint64_t ns) {
     /* poll takes milliseconds as an int: no timespec whose layout libc and
        the kernel could disagree on. */
     uint64_t ms = ns / 1000000u + 1u;
-    poll(NULL, 0, ms > 1000u ? 1000 : (int)ms);
+    poll(SRNG_NULL, 0, ms > 1000u ? 1000 : SRNG_CAST(int, ms));
 #else
     (void)ns;
     srng_cpu_relax();
@@ -983,7 +1013,7 @@ static int srng_ulock_wait(srng_au32 *word, uint32_t expected, uint64_t timeout_
         if (us == 0) us = 1;
         if (us > UINT32_MAX) us = UINT32_MAX;
     }
-    if (__ulock_wait(SRNG_UL_COMPARE_AND_WAIT_SHARED, (void *)word, expected, (uint32_t)us) >= 0)
+    if (__ulock_wait(SRNG_UL_COMPARE_AND_WAIT_SHARED, word, expected, SRNG_CAST(uint32_t, us)) >= 0)
         return 0;
     return errno == ETIMEDOUT || errno == EINTR ? 0 : -1;
 }
@@ -1014,7 +1044,7 @@ static int srng_futex_result(long r) {
 
 static int srng_futex_wait(srng_au32 *word, uint32_t expected, uint64_t timeout_ns) {
     uint64_t sec = timeout_ns / 1000000000u;
-    long nsec = (long)(timeout_ns % 1000000000u);
+    long nsec = SRNG_CAST(long, timeout_ns % 1000000000u);
     int forever = timeout_ns == SHARED_RING_FOREVER;
     struct { srng_kernel_long sec, nsec; } ts;
 #ifdef SYS_futex_time64
@@ -1024,22 +1054,23 @@ static int srng_futex_wait(srng_au32 *word, uint32_t expected, uint64_t timeout_
     if (SRNG_LOAD(&no_time64, relaxed) == 0u) {
         struct { int64_t sec, nsec; } ts64;
         long r;
-        ts64.sec = (int64_t)sec;
+        ts64.sec = SRNG_CAST(int64_t, sec);
         ts64.nsec = nsec;
-        r = SRNG_SYSCALL(SYS_futex_time64, (void *)word, 0, expected, forever ? NULL : &ts64,
-                         NULL, 0);
+        r = SRNG_SYSCALL(SYS_futex_time64, SRNG_CAST(void *, word), 0, expected,
+                         forever ? SRNG_NULL : &ts64, SRNG_NULL, 0);
         if (r != -1 || errno != ENOSYS) return srng_futex_result(r);
         SRNG_STORE(&no_time64, 1u, relaxed); /* an older kernel */
     }
 #endif
     /* Clamped to the field (a 32-bit long holds 68 years): the caller's
        loop sleeps again if that ever runs out. */
-    ts.sec = sec > (uint64_t)SRNG_KERNEL_LONG_MAX ? SRNG_KERNEL_LONG_MAX : (srng_kernel_long)sec;
+    ts.sec = sec > SRNG_CAST(uint64_t, SRNG_KERNEL_LONG_MAX) ? SRNG_KERNEL_LONG_MAX
+                                                             : SRNG_CAST(srng_kernel_long, sec);
     ts.nsec = nsec;
     /* FUTEX_WAIT (0), not the private variant: the word may be shared
        between processes. */
     return srng_futex_result(
-        SRNG_SYSCALL(SYS_futex, (void *)word, 0, expected, forever ? NULL : &ts, NULL, 0));
+        SRNG_SYSCALL(SYS_futex, SRNG_CAST(void *, word), 0, expected, forever ? SRNG_NULL : &ts, SRNG_NULL, 0));
 }
 #endif
 
@@ -1088,9 +1119,9 @@ static int srng_os_wait(srng_au32 *word, uint32_t expected, uint64_t timeout_ns)
 
 static void srng_os_wake(srng_au32 *word) {
 #if SRNG_OS_SLEEP == SRNG_SLEEPS_FUTEX
-    SRNG_SYSCALL(SYS_futex, (void *)word, 1, INT_MAX, NULL, NULL, 0); /* FUTEX_WAKE */
+    SRNG_SYSCALL(SYS_futex, SRNG_CAST(void *, word), 1, INT_MAX, SRNG_NULL, SRNG_NULL, 0); /* FUTEX_WAKE */
 #elif SRNG_OS_SLEEP == SRNG_SLEEPS_ULOCK
-    __ulock_wake(SRNG_UL_COMPARE_AND_WAIT_SHARED | SRNG_ULF_WAKE_ALL, (void *)word, 0);
+    __ulock_wake(SRNG_UL_COMPARE_AND_WAIT_SHARED | SRNG_ULF_WAKE_ALL, word, 0);
 #elif SRNG_OS_SLEEP == SRNG_SLEEPS_WAIT_ON_ADDRESS
     WakeByAddressAll((PVOID)word);
 #else
@@ -1117,7 +1148,7 @@ SRNG_INLINE void srng_leave_callback(shared_ring_side *s, uint32_t open) {
 /* This side's wait_mode word: how it sleeps and which wake-ups it makes. */
 static uint32_t srng_wait_mode(const shared_ring_side *s) {
     uint32_t wakes = SRNG_OS_SLEEP != SRNG_SLEEPS_NAPS ? SRNG_WAKES(SRNG_OS_SLEEP) : 0u;
-    if (s->wake != NULL) return SRNG_SLEEPS_HOOK | wakes | SRNG_WAKES(SRNG_SLEEPS_HOOK);
+    if (s->wake != SRNG_NULL) return SRNG_SLEEPS_HOOK | wakes | SRNG_WAKES(SRNG_SLEEPS_HOOK);
     return SRNG_OS_SLEEP | wakes;
 }
 
@@ -1130,10 +1161,10 @@ static void srng_sleep(shared_ring_side *s, srng_au32 *word, uint32_t peer_mode,
         timeout_ns > SRNG_SLICE_NS)
         timeout_ns = SRNG_SLICE_NS;
     s->stats.sleeps++;
-    if (s->wait != NULL) {
+    if (s->wait != SRNG_NULL) {
         uint32_t open = s->open;
         srng_enter_callback(s);
-        s->wait(s->hook_user, (void *)word, 1u, timeout_ns);
+        s->wait(s->hook_user, word, 1u, timeout_ns);
         srng_leave_callback(s, open);
     } else if (srng_os_wait(word, 1u, timeout_ns) != 0) {
         /* The OS refused the wait: nap, rather than retry a failing call
@@ -1147,14 +1178,13 @@ static void srng_sleep(shared_ring_side *s, srng_au32 *word, uint32_t peer_mode,
    next to the word): its wait hook's partner, our wake hook, if it sleeps
    in a hook; the OS call if it sleeps in the same OS primitive as ours. */
 static void srng_wake(shared_ring_side *s, srng_au32 *word) {
-    uint32_t sleeper = SRNG_LOAD((srng_au32 *)(void *)((unsigned char *)word +
-                                                       SRNG_MODE_AFTER_SLEEPING),
-                                 relaxed) & 0xFFu;
+    srng_au32 *mode = SRNG_PUN(srng_au32 *, SRNG_PUN(unsigned char *, word) + SRNG_MODE_AFTER_SLEEPING);
+    uint32_t sleeper = SRNG_LOAD(mode, relaxed) & 0xFFu;
     s->stats.wakes++;
-    if (sleeper == SRNG_SLEEPS_HOOK && s->wake != NULL) {
+    if (sleeper == SRNG_SLEEPS_HOOK && s->wake != SRNG_NULL) {
         uint32_t open = s->open;
         srng_enter_callback(s);
-        s->wake(s->hook_user, (void *)word);
+        s->wake(s->hook_user, word);
         srng_leave_callback(s, open);
     } else if (sleeper == SRNG_OS_SLEEP && SRNG_OS_SLEEP != SRNG_SLEEPS_NAPS) {
         srng_os_wake(word);
@@ -1310,7 +1340,7 @@ static int srng_block(shared_ring_side *s, srng_au32 *word, srng_au32 *peer, srn
    peer that went to sleep trusting our predecessor's modes (it re-reads
    ours when it wakes). `own_sleep_off` is our sleeping word's offset. */
 static void srng_announce_mode(shared_ring_side *s, unsigned own_sleep_off, unsigned peer_sleep_off) {
-    s->fenceless = (uint32_t)srng_register_fenceless();
+    s->fenceless = SRNG_CAST(uint32_t, srng_register_fenceless());
     SRNG_STORE(srng_u32_at(s->region, own_sleep_off + 4u), s->fenceless, relaxed);
     SRNG_STORE(srng_u32_at(s->region, own_sleep_off + SRNG_MODE_AFTER_SLEEPING), srng_wait_mode(s),
                relaxed);
@@ -1328,16 +1358,17 @@ typedef struct srng_geometry {
     uint32_t max_message;
 } srng_geometry;
 
-static int srng_read_geometry(const void *region, size_t region_size, srng_geometry *g) {
-    const unsigned char *r = (const unsigned char *)region;
+static int srng_read_geometry(void *region, size_t region_size, srng_geometry *g) {
+    const unsigned char *r = SRNG_CAST(const unsigned char *, region);
+    const uint64_t size = region_size;
     uint64_t cap;
     uint32_t max;
-    if (region == NULL) return SHARED_RING_ERR_ARG;
-    if (((uintptr_t)region & 7u) != 0) return SHARED_RING_ERR_ALIGN;
+    if (region == SRNG_NULL) return SHARED_RING_ERR_ARG;
+    if ((SRNG_PUN(uintptr_t, region) & 7u) != 0) return SHARED_RING_ERR_ALIGN;
     if (region_size < SHARED_RING_HEADER_SIZE) return SHARED_RING_ERR_SIZE;
     /* acquire pairs with format's release of the magic: a formatted header
        is seen whole. */
-    if (SRNG_LOAD(srng_u32_at((unsigned char *)region, SRNG_OFF_MAGIC), acquire) !=
+    if (SRNG_LOAD(srng_u32_at(SRNG_CAST(unsigned char *, region), SRNG_OFF_MAGIC), acquire) !=
         SHARED_RING_MAGIC)
         return SHARED_RING_ERR_MAGIC;
     if (srng_get32(r, SRNG_OFF_VERSION) != SHARED_RING_LAYOUT_VERSION)
@@ -1347,7 +1378,7 @@ static int srng_read_geometry(const void *region, size_t region_size, srng_geome
     if (!srng_capacity_ok(cap) || srng_get32(r, SRNG_OFF_DATA_OFFSET) != SHARED_RING_HEADER_SIZE ||
         max > srng_max_message_for(cap))
         return SHARED_RING_ERR_CORRUPT;
-    if ((uint64_t)region_size - SHARED_RING_HEADER_SIZE < cap) return SHARED_RING_ERR_SIZE;
+    if (size - SHARED_RING_HEADER_SIZE < cap) return SHARED_RING_ERR_SIZE;
     g->capacity = cap;
     g->max_message = max;
     return SHARED_RING_OK;
@@ -1376,10 +1407,10 @@ static int srng_attach_side(shared_ring_side *s, void *region, size_t region_siz
     srng_geometry g;
     int r = srng_read_geometry(region, region_size, &g);
     if (r != SHARED_RING_OK) return r;
-    if (opt == NULL) opt = &defaults;
-    if (opt->resume_percent > 100u || (opt->wait == NULL) != (opt->wake == NULL))
+    if (opt == SRNG_NULL) opt = &defaults;
+    if (opt->resume_percent > 100u || (opt->wait == SRNG_NULL) != (opt->wake == SRNG_NULL))
         return SHARED_RING_ERR_ARG;
-    s->region = (unsigned char *)region;
+    s->region = SRNG_CAST(unsigned char *, region);
     s->data = s->region + SHARED_RING_HEADER_SIZE;
     s->capacity = g.capacity;
     s->mask = g.capacity - 1u;
@@ -1395,7 +1426,7 @@ static int srng_attach_side(shared_ring_side *s, void *region, size_t region_siz
    side's attached handle, inside one of its callbacks, or broken. (Both
    handles have one size, so reading a wrong-side handle stays in bounds.) */
 SRNG_COLD int srng_refusal(const shared_ring_side *s, uint32_t magic) {
-    if (s == NULL || s->magic != magic) return SHARED_RING_ERR_HANDLE;
+    if (s == SRNG_NULL || s->magic != magic) return SHARED_RING_ERR_HANDLE;
     if (s->busy) return SHARED_RING_ERR_STATE;
     if (s->broken) return SHARED_RING_ERR_CORRUPT;
     return SHARED_RING_OK;
@@ -1403,16 +1434,16 @@ SRNG_COLD int srng_refusal(const shared_ring_side *s, uint32_t magic) {
 
 /* Is this an attached handle of that side? */
 SRNG_INLINE int srng_is_producer(const shared_ring_producer *p) {
-    return SRNG_LIKELY(p != NULL) && SRNG_LIKELY(p->s.magic == SRNG_PRODUCER_MAGIC);
+    return SRNG_LIKELY(p != SRNG_NULL) && SRNG_LIKELY(p->s.magic == SRNG_PRODUCER_MAGIC);
 }
 SRNG_INLINE int srng_is_consumer(const shared_ring_consumer *c) {
-    return SRNG_LIKELY(c != NULL) && SRNG_LIKELY(c->s.magic == SRNG_CONSUMER_MAGIC);
+    return SRNG_LIKELY(c != SRNG_NULL) && SRNG_LIKELY(c->s.magic == SRNG_CONSUMER_MAGIC);
 }
 
 /* ---- record headers in the data area ------------------------------------- */
 
 SRNG_INLINE srng_au64 *srng_slot(const shared_ring_side *s, uint64_t pos) {
-    return (srng_au64 *)(void *)(s->data + (pos & s->mask));
+    return SRNG_PUN(srng_au64 *, s->data + (pos & s->mask));
 }
 
 /* The record published at `pos`: its size in bytes, with its payload
@@ -1423,8 +1454,8 @@ SRNG_INLINE srng_au64 *srng_slot(const shared_ring_side *s, uint64_t pos) {
 SRNG_INLINE uint64_t srng_record_at(const shared_ring_side *s, uint64_t pos, uint32_t *len) {
     uint64_t off = pos & s->mask, room = s->capacity - off, rec;
     uint64_t h = SRNG_LOAD(srng_slot(s, pos), acquire);
-    uint32_t n = (uint32_t)h;
-    if ((uint32_t)(h >> 32) != srng_tag(pos)) return 0;
+    uint32_t n = SRNG_CAST(uint32_t, h);
+    if (SRNG_CAST(uint32_t, h >> 32) != srng_tag(pos)) return 0;
     *len = n;
     if (SRNG_LIKELY(n <= s->max_message)) {
         rec = srng_record_size(n);
@@ -1457,23 +1488,23 @@ SHARED_RING_API size_t shared_ring_region_size(size_t capacity) {
 }
 
 SHARED_RING_API size_t shared_ring_capacity_for(size_t max_message) {
-    uint64_t cap = SRNG_MIN_CAPACITY;
+    size_t cap = SRNG_MIN_CAPACITY; /* size_t: on 32-bit, 2^31 << 1 is 0, which is refused */
     if (max_message > SRNG_MAX_MESSAGE_LIMIT) return 0;
     while (srng_max_message_for(cap) < max_message) {
         cap <<= 1;
         if (!srng_capacity_ok(cap)) return 0;
     }
-    return (size_t)cap;
+    return cap;
 }
 
 SHARED_RING_API int shared_ring_format(void *region, size_t region_size, size_t capacity,
                                        size_t max_message) {
-    unsigned char *r = (unsigned char *)region;
-    if (region == NULL) return SHARED_RING_ERR_ARG;
-    if (((uintptr_t)region & 7u) != 0) return SHARED_RING_ERR_ALIGN;
+    unsigned char *r = SRNG_CAST(unsigned char *, region);
+    if (region == SRNG_NULL) return SHARED_RING_ERR_ARG;
+    if ((SRNG_PUN(uintptr_t, region) & 7u) != 0) return SHARED_RING_ERR_ALIGN;
     if (!srng_capacity_ok(capacity) || region_size < shared_ring_region_size(capacity))
         return SHARED_RING_ERR_SIZE;
-    if (max_message == 0) max_message = (size_t)srng_max_message_for(capacity);
+    if (max_message == 0) max_message = srng_max_message_for(capacity);
     if (max_message > srng_max_message_for(capacity)) return SHARED_RING_ERR_ARG;
     /* Clear the magic first (an attach in progress sees "not formatted"),
        then the rest of the header, the first record's header last. */
@@ -1481,7 +1512,7 @@ SHARED_RING_API int shared_ring_format(void *region, size_t region_size, size_t 
     memset(r + 4, 0, SHARED_RING_HEADER_SIZE - 4u);
     srng_put32(r, SRNG_OFF_VERSION, SHARED_RING_LAYOUT_VERSION);
     srng_put64(r, SRNG_OFF_CAPACITY, capacity);
-    srng_put32(r, SRNG_OFF_MAX_MESSAGE, (uint32_t)max_message);
+    srng_put32(r, SRNG_OFF_MAX_MESSAGE, SRNG_CAST(uint32_t, max_message));
     srng_put32(r, SRNG_OFF_DATA_OFFSET, SHARED_RING_HEADER_SIZE);
     SRNG_STORE(srng_u64_at(r, SRNG_OFF_WRITE_POS), 0u, relaxed);
     SRNG_STORE(srng_u64_at(r, SRNG_OFF_READ_POS), 0u, relaxed);
@@ -1520,10 +1551,10 @@ static uint64_t srng_find_end(const shared_ring_side *s, uint64_t write_pos, uin
 SHARED_RING_API int shared_ring_attach_producer(shared_ring_producer *p, void *region,
                                                 size_t region_size,
                                                 const shared_ring_options *opt) {
-    shared_ring_options o = opt != NULL ? *opt : shared_ring_default_options();
+    shared_ring_options o = opt != SRNG_NULL ? *opt : shared_ring_default_options();
     uint64_t end, rd;
     int r;
-    if (p == NULL) return SHARED_RING_ERR_ARG;
+    if (p == SRNG_NULL) return SHARED_RING_ERR_ARG;
     memset(p, 0, sizeof *p);
     r = srng_attach_side(&p->s, region, region_size, &o);
     if (r != SHARED_RING_OK) return r;
@@ -1551,7 +1582,7 @@ SHARED_RING_API int shared_ring_attach_consumer(shared_ring_consumer *c, void *r
                                                 const shared_ring_options *opt) {
     uint64_t rd, w;
     int r;
-    if (c == NULL) return SHARED_RING_ERR_ARG;
+    if (c == SRNG_NULL) return SHARED_RING_ERR_ARG;
     memset(c, 0, sizeof *c);
     r = srng_attach_side(&c->s, region, region_size, opt);
     if (r != SHARED_RING_OK) return r;
@@ -1568,7 +1599,7 @@ SHARED_RING_API int shared_ring_attach_consumer(shared_ring_consumer *c, void *r
 /* ---- producer ------------------------------------------------------------ */
 
 static int srng_producer_ok(const shared_ring_producer *p) {
-    return srng_refusal(p != NULL ? &p->s : NULL, SRNG_PRODUCER_MAGIC);
+    return srng_refusal(p != SRNG_NULL ? &p->s : SRNG_NULL, SRNG_PRODUCER_MAGIC);
 }
 
 /* Tell the consumer how far we published (it reads this only when it finds
@@ -1615,7 +1646,7 @@ typedef struct srng_space_wait {
 } srng_space_wait;
 
 static int srng_space_ready(void *ctx, int thorough) {
-    srng_space_wait *w = (srng_space_wait *)ctx;
+    srng_space_wait *w = SRNG_CAST(srng_space_wait *, ctx);
     int r;
     (void)thorough; /* read_pos and the corrupt flag share one line */
     r = srng_refresh_read(w->p);
@@ -1663,7 +1694,7 @@ static int srng_reserve(shared_ring_producer *p, uint64_t need, uint64_t timeout
    open claim or closed stream. One test covers all on the fast path. */
 static int srng_write_gate(const shared_ring_producer *p) {
     int r;
-    if (SRNG_LIKELY(p != NULL) && SRNG_LIKELY(p->s.open == SRNG_PRODUCER_MAGIC))
+    if (SRNG_LIKELY(p != SRNG_NULL) && SRNG_LIKELY(p->s.open == SRNG_PRODUCER_MAGIC))
         return SHARED_RING_OK;
     r = srng_producer_ok(p);
     if (r != SHARED_RING_OK) return r;
@@ -1734,13 +1765,13 @@ SRNG_INLINE void srng_finish(shared_ring_producer *p, unsigned char *payload, si
            127.7 against 121.6). */
         uint64_t next = pos + srng_record_size(len);
         SRNG_STORE(srng_slot(&p->s, next), 0u, relaxed);
-        SRNG_STORE((srng_au64 *)(void *)(payload - SRNG_REC_HEADER),
-                   srng_header(pos, (uint32_t)len), release);
+        SRNG_STORE(SRNG_PUN(srng_au64 *, payload - SRNG_REC_HEADER),
+                   srng_header(pos, SRNG_CAST(uint32_t, len)), release);
         p->write_pos = p->published = next;
         srng_announce_end(p);
         return;
     }
-    srng_append(p, (uint32_t)len, srng_record_size(len));
+    srng_append(p, SRNG_CAST(uint32_t, len), srng_record_size(len));
     if (p->cork_depth == 0 || p->write_pos - p->published >= p->cork_limit) srng_publish(p);
 }
 
@@ -1748,10 +1779,10 @@ SHARED_RING_API int shared_ring_claim(shared_ring_producer *p, size_t len, uint6
                                       void **out) {
     unsigned char *dst;
     int r;
-    if (out != NULL) *out = NULL;
+    if (out != SRNG_NULL) *out = SRNG_NULL;
     r = srng_write_gate(p);
     if (r != SHARED_RING_OK) return r;
-    if (out == NULL) return SHARED_RING_ERR_ARG;
+    if (out == SRNG_NULL) return SHARED_RING_ERR_ARG;
     r = srng_begin(p, len, timeout_ns, &dst);
     if (r != SHARED_RING_OK) return r;
     p->claim_open = 1;
@@ -1789,7 +1820,7 @@ SHARED_RING_API int shared_ring_write_timed(shared_ring_producer *p, size_t max_
     size_t n;
     int r = srng_write_gate(p);
     if (r != SHARED_RING_OK) return r;
-    if (fill == NULL) return SHARED_RING_ERR_ARG;
+    if (fill == SRNG_NULL) return SHARED_RING_ERR_ARG;
     r = srng_begin(p, max_len, timeout_ns, &dst);
     if (r != SHARED_RING_OK) return r;
     srng_enter_callback(&p->s);
@@ -1824,7 +1855,7 @@ SHARED_RING_API int shared_ring_write_bytes(shared_ring_producer *p, const void 
                                             uint64_t timeout_ns) {
     int r = srng_write_gate(p);
     if (r != SHARED_RING_OK) return r;
-    if (data == NULL && len != 0) return SHARED_RING_ERR_ARG;
+    if (data == SRNG_NULL && len != 0) return SHARED_RING_ERR_ARG;
     return srng_write_copy(p, data, len, timeout_ns);
 }
 
@@ -1833,12 +1864,12 @@ SHARED_RING_API int shared_ring_write_str(shared_ring_producer *p, const char *s
     const char *end;
     int r = srng_write_gate(p);
     if (r != SHARED_RING_OK) return r;
-    if (str == NULL) return SHARED_RING_ERR_ARG;
+    if (str == SRNG_NULL) return SHARED_RING_ERR_ARG;
     /* memchr stops at the first NUL (C11 7.24.5.1), so the bound never makes
        us read past the string; it only caps the scan of an unterminated one. */
-    end = (const char *)memchr(str, 0, (size_t)p->s.max_message + 1u);
-    if (end == NULL) return SHARED_RING_ERR_TOO_BIG;
-    return srng_write_copy(p, str, (size_t)(end - str), timeout_ns);
+    end = SRNG_CAST(const char *, memchr(str, 0, p->s.max_message + 1u));
+    if (end == SRNG_NULL) return SHARED_RING_ERR_TOO_BIG;
+    return srng_write_copy(p, str, SRNG_CAST(size_t, end - str), timeout_ns);
 }
 
 SHARED_RING_API int shared_ring_cork(shared_ring_producer *p) {
@@ -1890,9 +1921,9 @@ SHARED_RING_API int shared_ring_close(shared_ring_producer *p) {
 /* ---- consumer ------------------------------------------------------------ */
 
 static int srng_consumer_ok(const shared_ring_consumer *c) {
-    if (SRNG_LIKELY(c != NULL) && SRNG_LIKELY(c->s.open == SRNG_CONSUMER_MAGIC))
+    if (SRNG_LIKELY(c != SRNG_NULL) && SRNG_LIKELY(c->s.open == SRNG_CONSUMER_MAGIC))
         return SHARED_RING_OK;
-    return srng_refusal(c != NULL ? &c->s : NULL, SRNG_CONSUMER_MAGIC);
+    return srng_refusal(c != SRNG_NULL ? &c->s : SRNG_NULL, SRNG_CONSUMER_MAGIC);
 }
 
 static int srng_corrupt(shared_ring_consumer *c) {
@@ -1951,7 +1982,7 @@ static int srng_check_empty(shared_ring_consumer *c, int thorough) {
 /* Is a message (or the end of the stream) there? 1 = data, 0 = no, CLOSED,
    ERR_CORRUPT. */
 static int srng_data_ready(void *ctx, int thorough) {
-    shared_ring_consumer *c = (shared_ring_consumer *)ctx;
+    shared_ring_consumer *c = SRNG_CAST(shared_ring_consumer *, ctx);
     int r = srng_message_ready(c);
     return r != 0 ? r : srng_check_empty(c, thorough);
 }
@@ -1965,19 +1996,19 @@ static int srng_deliver(shared_ring_consumer *c, shared_ring_read_fn fn, void *u
        instructions per message (make instructions: 129.9 against 121.6).
        Locals, too, because the callback is opaque: fields would be
        reloaded after it. */
-    const unsigned char *const data = c->s.data;
+    unsigned char *const data = c->s.data;
     const uint64_t mask = c->s.mask, cap = c->s.capacity, max = c->s.max_message;
     uint64_t pos = c->peek_pos, limit = c->read_pos + cap, bytes = 0;
     uint64_t largest = c->s.stats.largest, stop = pos; /* computed on first use */
     int count = 0, r = 0;
     srng_enter_callback(&c->s);
     while (count < INT_MAX) {
-        const unsigned char *at = data + (pos & mask);
+        unsigned char *at = data + (pos & mask);
         /* The header word is loaded once (acquire: it was stored after the
            payload); only this copy is checked and used. */
-        uint64_t h = SRNG_LOAD((srng_au64 *)(void *)at, acquire), rec;
-        uint32_t len = (uint32_t)h;
-        if ((uint32_t)(h >> 32) != srng_tag(pos)) break; /* not published yet */
+        uint64_t h = SRNG_LOAD(SRNG_PUN(srng_au64 *, at), acquire), rec;
+        uint32_t len = SRNG_CAST(uint32_t, h);
+        if (SRNG_CAST(uint32_t, h >> 32) != srng_tag(pos)) break; /* not published yet */
         rec = srng_record_size(len);
         if (len > max) {
             /* Only padding may be longer: it runs to the end of the data
@@ -2008,7 +2039,7 @@ static int srng_deliver(shared_ring_consumer *c, shared_ring_read_fn fn, void *u
     }
     srng_leave_callback(&c->s, SRNG_CONSUMER_MAGIC); /* callers passed the gate */
     c->peek_pos = pos;
-    c->s.stats.messages += (uint64_t)count;
+    c->s.stats.messages += SRNG_CAST(uint64_t, count);
     c->s.stats.bytes += bytes;
     c->s.stats.largest = largest;
     return r < 0 ? srng_corrupt(c) : count;
@@ -2032,7 +2063,7 @@ SHARED_RING_API int shared_ring_read_some(shared_ring_consumer *c, shared_ring_r
                                           void *user) {
     int r = srng_consumer_ok(c);
     if (r != SHARED_RING_OK) return r;
-    if (fn == NULL) return SHARED_RING_ERR_ARG;
+    if (fn == SRNG_NULL) return SHARED_RING_ERR_ARG;
     r = srng_deliver(c, fn, user);
     if (r == 0) {
         r = srng_check_empty(c, 0);
@@ -2056,7 +2087,7 @@ SHARED_RING_API int shared_ring_wait(shared_ring_consumer *c, uint64_t timeout_n
 SHARED_RING_API int shared_ring_read(shared_ring_consumer *c, shared_ring_read_fn fn, void *user,
                                      uint64_t timeout_ns) {
     int r;
-    if (fn == NULL) {
+    if (fn == SRNG_NULL) {
         r = srng_consumer_ok(c);
         return r != SHARED_RING_OK ? r : SHARED_RING_ERR_ARG;
     }
@@ -2067,7 +2098,7 @@ SHARED_RING_API int shared_ring_read(shared_ring_consumer *c, shared_ring_read_f
 
 /* A read callback that keeps the one message it is given and stops. */
 static int srng_take_one(void *user, const void *data, size_t len) {
-    shared_ring_message *msg = (shared_ring_message *)user;
+    shared_ring_message *msg = SRNG_CAST(shared_ring_message *, user);
     msg->data = data;
     msg->len = len;
     return 1;
@@ -2076,7 +2107,7 @@ static int srng_take_one(void *user, const void *data, size_t len) {
 SHARED_RING_API int shared_ring_peek(shared_ring_consumer *c, shared_ring_message *msg) {
     int r = srng_consumer_ok(c);
     if (r != SHARED_RING_OK) return r;
-    if (msg == NULL) return SHARED_RING_ERR_ARG;
+    if (msg == SRNG_NULL) return SHARED_RING_ERR_ARG;
     r = srng_data_ready(c, 0);
     if (r == 0) return SHARED_RING_EMPTY;
     if (r < 0) return r;
@@ -2088,10 +2119,10 @@ SHARED_RING_API int shared_ring_peek(shared_ring_consumer *c, shared_ring_messag
 }
 
 SHARED_RING_API int shared_ring_release(shared_ring_consumer *c) {
-    int released, r = srng_refusal(c != NULL ? &c->s : NULL, SRNG_CONSUMER_MAGIC);
+    int released, r = srng_refusal(c != SRNG_NULL ? &c->s : SRNG_NULL, SRNG_CONSUMER_MAGIC);
     /* Releasing what was already handed out stays allowed on a broken ring. */
     if (r != SHARED_RING_OK && r != SHARED_RING_ERR_CORRUPT) return r;
-    released = c->peeked > INT_MAX ? INT_MAX : (int)c->peeked;
+    released = c->peeked > INT_MAX ? INT_MAX : SRNG_CAST(int, c->peeked);
     c->peeked = 0;
     srng_release_to(c, c->peek_pos);
     return released;
@@ -2103,22 +2134,22 @@ SHARED_RING_API int shared_ring_release(shared_ring_consumer *c) {
    uninitialized). A broken handle still reports its counters. */
 static int srng_stats(const shared_ring_side *s, uint32_t magic, shared_ring_stats *out) {
     int r = srng_refusal(s, magic);
-    if (out != NULL) memset(out, 0, sizeof *out);
+    if (out != SRNG_NULL) memset(out, 0, sizeof *out);
     if (r == SHARED_RING_ERR_CORRUPT) r = SHARED_RING_OK;
     if (r != SHARED_RING_OK) return r;
-    if (out == NULL) return SHARED_RING_ERR_ARG;
+    if (out == SRNG_NULL) return SHARED_RING_ERR_ARG;
     *out = s->stats;
     return SHARED_RING_OK;
 }
 
 SHARED_RING_API int shared_ring_producer_stats(const shared_ring_producer *p,
                                                shared_ring_stats *out) {
-    return srng_stats(p != NULL ? &p->s : NULL, SRNG_PRODUCER_MAGIC, out);
+    return srng_stats(p != SRNG_NULL ? &p->s : SRNG_NULL, SRNG_PRODUCER_MAGIC, out);
 }
 
 SHARED_RING_API int shared_ring_consumer_stats(const shared_ring_consumer *c,
                                                shared_ring_stats *out) {
-    return srng_stats(c != NULL ? &c->s : NULL, SRNG_CONSUMER_MAGIC, out);
+    return srng_stats(c != SRNG_NULL ? &c->s : SRNG_NULL, SRNG_CONSUMER_MAGIC, out);
 }
 
 SHARED_RING_API size_t shared_ring_producer_max_message(const shared_ring_producer *p) {

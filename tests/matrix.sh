@@ -72,15 +72,21 @@ for cc in gcc clang; do
             done && $(suite '' "$d")"
     done
 done
+# C++: g++ with the cast and pointer warnings game engines use, clang++
+# with -Weverything minus the list documented in the header (section 6).
+CXX_STRICT="$STRICT -Wold-style-cast -Wuseless-cast -Wzero-as-null-pointer-constant -Wcast-qual"
+CLANG_EVERYTHING="-Weverything -Wno-c++98-compat -Wno-c++98-compat-pedantic -Wno-padded -Werror"
 for cxx in g++ clang++; do
     for std in c++11 c++17 c++20; do
         name="$cxx -std=$std"
         if ! have "$cxx"; then skip "$name" "$cxx not installed"; continue; fi
         d="$OUT/$cxx-$std"
         mkdir -p "$d"
-        row "$name" "strict header+impl as C++; C tests linked to it" "
-            $cxx -std=$std $STRICT -c -o $d/impl.o tests/compile/impl.cpp &&
-            $cxx -std=$std $STRICT -o $d/use tests/compile/use.cpp $d/impl.o && $d/use &&
+        flags=$CXX_STRICT
+        [ "$cxx" = clang++ ] && flags=$CLANG_EVERYTHING
+        row "$name" "header+impl as C++ (${flags%% *} ...); C tests linked to it" "
+            $cxx -std=$std $flags -c -o $d/impl.o tests/compile/impl.cpp &&
+            $cxx -std=$std $flags -o $d/use tests/compile/use.cpp $d/impl.o && $d/use &&
             for t in unit stress crash; do
                 gcc -std=c11 -O2 $WARN -DTESTS_EXTERNAL_IMPLEMENTATION -c -o $d/\$t.o tests/\$t.c &&
                 $cxx -o $d/\$t $d/\$t.o $d/impl.o -lpthread || exit 1
