@@ -684,6 +684,11 @@ SHARED_RING_API const char *shared_ring_wait_method(void);
 #ifndef SHARED_RING_IMPLEMENTATION_DONE
 #define SHARED_RING_IMPLEMENTATION_DONE
 
+#if defined(__cplusplus) ? (__cplusplus < 201103L && !defined(_MSC_VER)) \
+                         : (!defined(__STDC_VERSION__) || __STDC_VERSION__ < 201112L)
+#error "the shared_ring.h implementation needs C11 (<stdatomic.h>) or C++11 (<atomic>)"
+#endif
+
 #include <string.h>
 #include <limits.h>
 

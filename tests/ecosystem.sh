@@ -2,12 +2,15 @@
 # Each way a user takes shared_ring.h into a project, tried from an empty
 # directory: vendoring the one header; `make install` then pkg-config;
 # CMake with add_subdirectory, with FetchContent, and with find_package after
-# `make install` and after `cmake --install`. Prints "N passed, N failed".
+# `make install` and after `cmake --install`. Each path twice: from a C
+# project and from a C++-only one (`project(app CXX)`, no C compiler asked
+# for). Prints "N passed, N failed".
 set -u
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 CC=${CC:-cc}
+CXX=${CXX:-c++}
 passed=0 failed=0
 
 check() { # NAME FUNCTION: run FUNCTION in a fresh directory, in a subshell
@@ -47,31 +50,65 @@ int main(void) {
     return shared_ring_read_some(&c, expect_hi, &ok) == 1 && ok ? 0 : 1;
 }
 EOF
+# The same program in C++ (a static region: no aligned_alloc needed).
+cat > "$WORK/app.cpp" <<'EOF'
+#define SHARED_RING_IMPLEMENTATION
+#include <shared_ring.h>
+#include <cstring>
+static int expect_hi(void *user, const void *data, size_t len) {
+    *static_cast<int *>(user) = len == 2 && std::memcmp(data, "hi", 2) == 0;
+    return 0;
+}
+alignas(128) static unsigned char mem[SHARED_RING_HEADER_SIZE + 256];
+int main() {
+    shared_ring_producer p;
+    shared_ring_consumer c;
+    int ok = 0;
+    if (shared_ring_format(mem, sizeof mem, 256, 0) ||
+        shared_ring_attach_producer(&p, mem, sizeof mem, nullptr) ||
+        shared_ring_attach_consumer(&c, mem, sizeof mem, nullptr) ||
+        shared_ring_write_str(&p, "hi", 0))
+        return 1;
+    return shared_ring_read_some(&c, expect_hi, &ok) == 1 && ok ? 0 : 1;
+}
+EOF
 cat > "$WORK/CMakeLists.app" <<'EOF'
 cmake_minimum_required(VERSION 3.14)
-project(app C)
+project(app APP_LANG)
 set(CMAKE_C_STANDARD 11)
+set(CMAKE_CXX_STANDARD 11)
 MODE_LINES
-add_executable(app app.c)
+add_executable(app APP_SOURCE)
 target_link_libraries(app PRIVATE shared_ring::shared_ring)
 EOF
 
+# The app's language for the next check: C (app.c) or CXX (app.cpp only).
+APP_LANG=C
+app_source() { if [ "$APP_LANG" = CXX ]; then echo app.cpp; else echo app.c; fi; }
+
 cmake_app() { # "CMAKE LINES" [CMAKE ARGS...]: configure, build and run the app
     printf '%b\n' "$1" > lines.cmake
-    sed -e '/MODE_LINES/r lines.cmake' -e '/MODE_LINES/d' "$WORK/CMakeLists.app" > CMakeLists.txt
+    sed -e '/MODE_LINES/r lines.cmake' -e '/MODE_LINES/d' -e "s/APP_LANG/$APP_LANG/" \
+        -e "s/APP_SOURCE/$(app_source)/" "$WORK/CMakeLists.app" > CMakeLists.txt
     shift
-    cp "$WORK/app.c" .
+    cp "$WORK/$(app_source)" .
     cmake -S . -B build "$@"
     cmake --build build
     ./build/app
 }
 
+# Compile the app by hand with the compiler of its language.
+compile_app() { # FLAGS...
+    cp "$WORK/$(app_source)" .
+    if [ "$APP_LANG" = CXX ]; then $CXX -std=c++11 "$@" -o app app.cpp; else $CC -std=c11 "$@" -o app app.c; fi
+}
+
 version() { sed -n 's/^#define SHARED_RING_VERSION "\(.*\)"/\1/p' "$REPO/shared_ring.h"; }
 
 drop_in() {
-    cp "$REPO/shared_ring.h" "$WORK/app.c" .
-    [ "$(ls | wc -l)" -eq 2 ]
-    $CC -std=c11 -I. -o app app.c
+    cp "$REPO/shared_ring.h" .
+    compile_app -I.
+    [ "$(ls | wc -l)" -eq 3 ] # the header, the source, the program
     ./app
 }
 
@@ -79,8 +116,7 @@ install_pkg_config() {
     make -s -C "$REPO" install PREFIX="$PWD/prefix" > /dev/null
     export PKG_CONFIG_PATH="$PWD/prefix/share/pkgconfig"
     [ "$(pkg-config --modversion shared_ring)" = "$(version)" ]
-    cp "$WORK/app.c" .
-    $CC -std=c11 $(pkg-config --cflags shared_ring) -o app app.c
+    compile_app $(pkg-config --cflags shared_ring)
     ./app
     make -s -C "$REPO" uninstall PREFIX="$PWD/prefix" > /dev/null
     [ ! -e prefix/include/shared_ring.h ]
@@ -109,12 +145,14 @@ cmake_find_package_cmake_install() {
     cmake_app "find_package(shared_ring CONFIG REQUIRED)" -DCMAKE_PREFIX_PATH="$PWD/prefix"
 }
 
-check "drop-in: only shared_ring.h, copied" drop_in
-check "make install, then pkg-config" install_pkg_config
-check "CMake add_subdirectory" cmake_add_subdirectory
-check "CMake FetchContent" cmake_fetch_content
-check "CMake find_package after make install" cmake_find_package_make_install
-check "CMake find_package after cmake --install" cmake_find_package_cmake_install
+for APP_LANG in C CXX; do
+    check "$APP_LANG: drop-in: only shared_ring.h, copied" drop_in
+    check "$APP_LANG: make install, then pkg-config" install_pkg_config
+    check "$APP_LANG: CMake add_subdirectory" cmake_add_subdirectory
+    check "$APP_LANG: CMake FetchContent" cmake_fetch_content
+    check "$APP_LANG: CMake find_package after make install" cmake_find_package_make_install
+    check "$APP_LANG: CMake find_package after cmake --install" cmake_find_package_cmake_install
+done
 
 echo "ecosystem: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
