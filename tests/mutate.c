@@ -192,5 +192,6 @@ int main(int argc, char **argv) {
            iterations, failures);
     printf("mutate: %lu went ahead (%lu messages read), %lu corrupt, %lu unattached, %lu full/empty/timeout\n",
            outcomes[0], delivered, outcomes[11], outcomes[13], outcomes[1] + outcomes[2] + outcomes[3]);
+    printf("mutate: %d passed, %d failed\n", failures == 0, failures != 0);
     return failures == 0 ? 0 : 1;
 }
