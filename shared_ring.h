@@ -487,8 +487,20 @@ SHARED_RING_API size_t shared_ring_region_size(size_t capacity);
    >= 64); 0 if no supported capacity is large enough. Never blocks. */
 SHARED_RING_API size_t shared_ring_capacity_for(size_t max_message);
 
+/* Sizing in one call: the bytes to allocate for a ring that takes messages
+   of up to `max_message` bytes and has a data area of at least
+   `min_capacity` bytes (0: just enough for max_message; it is rounded up
+   to a power of two). Allocate that many bytes, 128-byte aligned, and pass
+   them to shared_ring_format with capacity 0. 0 if no supported ring is
+   that large. Never blocks.
+       size_t size = shared_ring_size_for(4096, 1 << 20);
+       void *mem = aligned_alloc(128, size);
+       shared_ring_format(mem, size, 0, 4096);            */
+SHARED_RING_API size_t shared_ring_size_for(size_t max_message, size_t min_capacity);
+
 /* Format `region` as an empty ring. Call once, before either side attaches,
-   while no one uses the region. max_message 0 means the largest allowed
+   while no one uses the region. capacity 0 means the largest power of two
+   that fits in region_size; max_message 0 means the largest allowed
    (capacity/2 - 8). Never blocks.
    Returns: OK; ERR_ARG (region NULL, or max_message above the limit);
    ERR_ALIGN (region not 8-byte aligned); ERR_SIZE (capacity not a power of
@@ -655,6 +667,26 @@ SHARED_RING_API int shared_ring_producer_stats(const shared_ring_producer *p,
                                                shared_ring_stats *out);
 SHARED_RING_API int shared_ring_consumer_stats(const shared_ring_consumer *c,
                                                shared_ring_stats *out);
+
+/* How full the ring is, as seen from this side, in bytes of the data area:
+   capacity, used (records not yet released by the consumer, padding
+   included; the producer counts what it wrote but has not published yet,
+   the consumer what was published) and free (what the producer can still
+   write before it must wait: capacity - 8 - used). A snapshot: the peer
+   moves on. Reads the peer's position once, clamped into range, so a
+   hostile peer cannot make it report more than the capacity. Producer /
+   consumer handle respectively; never blocks; *out is zeroed on error.
+   Returns: OK; ERR_ARG (out NULL); ERR_STATE (inside a callback);
+   ERR_HANDLE. */
+typedef struct shared_ring_usage {
+    uint64_t capacity;
+    uint64_t used;
+    uint64_t free;
+} shared_ring_usage;
+SHARED_RING_API int shared_ring_producer_usage(const shared_ring_producer *p,
+                                               shared_ring_usage *out);
+SHARED_RING_API int shared_ring_consumer_usage(const shared_ring_consumer *c,
+                                               shared_ring_usage *out);
 
 /* max_message of the ring the handle is attached to, as read at attach;
    0 if the handle is not attached. Producer / consumer handle respectively;
@@ -1502,11 +1534,30 @@ SHARED_RING_API size_t shared_ring_capacity_for(size_t max_message) {
     return cap;
 }
 
+SHARED_RING_API size_t shared_ring_size_for(size_t max_message, size_t min_capacity) {
+    size_t cap = shared_ring_capacity_for(max_message);
+    while (cap != 0 && cap < min_capacity) {
+        cap <<= 1;
+        if (!srng_capacity_ok(cap)) return 0;
+    }
+    return cap != 0 ? shared_ring_region_size(cap) : 0;
+}
+
+/* The largest supported capacity whose region fits in region_size, or 0. */
+static size_t srng_capacity_fitting(size_t region_size) {
+    size_t cap = SRNG_MIN_CAPACITY;
+    if (shared_ring_region_size(cap) == 0 || region_size < shared_ring_region_size(cap)) return 0;
+    while (srng_capacity_ok(SRNG_CAST(uint64_t, cap) * 2u) && region_size - SHARED_RING_HEADER_SIZE >= cap * 2u)
+        cap *= 2u;
+    return cap;
+}
+
 SHARED_RING_API int shared_ring_format(void *region, size_t region_size, size_t capacity,
                                        size_t max_message) {
     unsigned char *r = SRNG_CAST(unsigned char *, region);
     if (region == SRNG_NULL) return SHARED_RING_ERR_ARG;
     if ((SRNG_PUN(uintptr_t, region) & 7u) != 0) return SHARED_RING_ERR_ALIGN;
+    if (capacity == 0) capacity = srng_capacity_fitting(region_size);
     if (!srng_capacity_ok(capacity) || region_size < shared_ring_region_size(capacity))
         return SHARED_RING_ERR_SIZE;
     if (max_message == 0) max_message = srng_max_message_for(capacity);
@@ -2155,6 +2206,42 @@ SHARED_RING_API int shared_ring_producer_stats(const shared_ring_producer *p,
 SHARED_RING_API int shared_ring_consumer_stats(const shared_ring_consumer *c,
                                                shared_ring_stats *out) {
     return srng_stats(c != SRNG_NULL ? &c->s : SRNG_NULL, SRNG_CONSUMER_MAGIC, out);
+}
+
+/* used as seen between a position we own and the peer's, read once and
+   clamped: a hostile value can make the numbers wrong, never out of range. */
+static int srng_usage(const shared_ring_side *s, uint32_t magic, uint64_t read_pos,
+                      uint64_t write_pos, shared_ring_usage *out) {
+    int r = srng_refusal(s, magic);
+    uint64_t used;
+    if (out != SRNG_NULL) memset(out, 0, sizeof *out);
+    if (r == SHARED_RING_ERR_CORRUPT) r = SHARED_RING_OK;
+    if (r != SHARED_RING_OK) return r;
+    if (out == SRNG_NULL) return SHARED_RING_ERR_ARG;
+    used = write_pos >= read_pos ? write_pos - read_pos : 0u;
+    if (used > s->capacity - SRNG_REC_HEADER) used = s->capacity - SRNG_REC_HEADER;
+    out->capacity = s->capacity;
+    out->used = used;
+    out->free = s->capacity - SRNG_REC_HEADER - used;
+    return SHARED_RING_OK;
+}
+
+SHARED_RING_API int shared_ring_producer_usage(const shared_ring_producer *p,
+                                               shared_ring_usage *out) {
+    if (!srng_is_producer(p)) return srng_usage(SRNG_NULL, SRNG_PRODUCER_MAGIC, 0, 0, out);
+    return srng_usage(&p->s, SRNG_PRODUCER_MAGIC,
+                      SRNG_LOAD(srng_u64_at(p->s.region, SRNG_OFF_READ_POS), acquire),
+                      p->write_pos, out);
+}
+
+SHARED_RING_API int shared_ring_consumer_usage(const shared_ring_consumer *c,
+                                               shared_ring_usage *out) {
+    uint64_t w;
+    if (!srng_is_consumer(c)) return srng_usage(SRNG_NULL, SRNG_CONSUMER_MAGIC, 0, 0, out);
+    /* write_pos may lag the newest record; what we have already seen counts. */
+    w = SRNG_LOAD(srng_u64_at(c->s.region, SRNG_OFF_WRITE_POS), acquire);
+    if (w < c->peek_pos) w = c->peek_pos;
+    return srng_usage(&c->s, SRNG_CONSUMER_MAGIC, c->read_pos, w, out);
 }
 
 SHARED_RING_API size_t shared_ring_producer_max_message(const shared_ring_producer *p) {

@@ -249,6 +249,11 @@ static int p_stats(shared_ring_producer *p) {
     return shared_ring_producer_stats(p, &st);
 }
 static int p_stats_null(shared_ring_producer *p) { return shared_ring_producer_stats(p, NULL); }
+static int p_usage(shared_ring_producer *p) {
+    shared_ring_usage u;
+    return shared_ring_producer_usage(p, &u);
+}
+static int p_usage_null(shared_ring_producer *p) { return shared_ring_producer_usage(p, NULL); }
 
 static const producer_call producer_calls[] = {
     { "write", p_write },
@@ -274,6 +279,8 @@ static const producer_call producer_calls[] = {
     { "close", p_close },
     { "producer_stats", p_stats },
     { "producer_stats", p_stats_null },
+    { "producer_usage", p_usage },
+    { "producer_usage", p_usage_null },
 };
 #define N_PRODUCER_CALLS (sizeof producer_calls / sizeof producer_calls[0])
 
@@ -372,6 +379,11 @@ static int c_stats(shared_ring_consumer *c) {
     return shared_ring_consumer_stats(c, &st);
 }
 static int c_stats_null(shared_ring_consumer *c) { return shared_ring_consumer_stats(c, NULL); }
+static int c_usage(shared_ring_consumer *c) {
+    shared_ring_usage u;
+    return shared_ring_consumer_usage(c, &u);
+}
+static int c_usage_null(shared_ring_consumer *c) { return shared_ring_consumer_usage(c, NULL); }
 
 static const consumer_call consumer_calls[] = {
     { "read_some", c_read_some }, { "read_some", c_read_some_null },
@@ -380,6 +392,7 @@ static const consumer_call consumer_calls[] = {
     { "wait", c_wait_timed },     { "peek", c_peek },
     { "peek", c_peek_null },      { "release", c_release },
     { "consumer_stats", c_stats }, { "consumer_stats", c_stats_null },
+    { "consumer_usage", c_usage }, { "consumer_usage", c_usage_null },
 };
 #define N_CONSUMER_CALLS (sizeof consumer_calls / sizeof consumer_calls[0])
 
@@ -497,7 +510,7 @@ TEST(every_int_function_has_a_documented_result_list) {
         "format", "attach_producer", "attach_consumer", "write", "try_write", "write_timed",
         "write_bytes", "write_str", "claim", "commit", "abort", "cork", "uncork", "flush",
         "close", "read_some", "read", "wait", "peek", "release", "producer_stats",
-        "consumer_stats",
+        "consumer_stats", "producer_usage", "consumer_usage",
     };
     size_t i;
     for (i = 0; i < sizeof expected / sizeof expected[0]; i++) {

@@ -1476,6 +1476,57 @@ TEST(flush_and_close_report_corruption_the_consumer_found) {
     CHECK_EQ(region_u32(524), 0); /* not closed: the stream is broken */
 }
 
+/* ---- sizing and usage ------------------------------------------------------ */
+
+TEST(size_for_gives_the_bytes_of_the_smallest_ring_that_fits) {
+    CHECK_EQ(shared_ring_size_for(100, 0), shared_ring_region_size(256)); /* 100 <= 256/2 - 8 */
+    CHECK_EQ(shared_ring_size_for(100, 5000), shared_ring_region_size(8192));
+    CHECK_EQ(shared_ring_size_for(0, 0), shared_ring_region_size(64));
+    CHECK_EQ(shared_ring_size_for(0x7FFFFFF9u, 0), 0); /* over the message limit */
+}
+
+TEST(format_with_zero_capacity_takes_the_largest_ring_that_fits) {
+    size_t size = shared_ring_size_for(100, 1000); /* a 1 KiB ring */
+    CHECK_EQ(shared_ring_format(region, size + 700, 0, 100), SHARED_RING_OK);
+    CHECK_EQ(region_u64(8), 1024);
+    CHECK_EQ(region_u32(16), 100);
+    CHECK_EQ(shared_ring_format(region, SHARED_RING_HEADER_SIZE + 63, 0, 0), SHARED_RING_ERR_SIZE);
+}
+
+TEST(usage_counts_used_and_free_bytes_from_both_sides) {
+    shared_ring_usage u;
+    setup(1024, 0);
+    CHECK_EQ(shared_ring_write_bytes(&prod, "abc", 3, 0), SHARED_RING_OK); /* a 16-byte record */
+    CHECK_EQ(shared_ring_producer_usage(&prod, &u), SHARED_RING_OK);
+    CHECK(u.capacity == 1024 && u.used == 16 && u.free == 1024 - 8 - 16);
+    CHECK_EQ(shared_ring_consumer_usage(&cons, &u), SHARED_RING_OK);
+    CHECK(u.used == 16 && u.free == 1000);
+    CHECK_EQ(drain(&(seen){ 0 }), 1);
+    CHECK_EQ(shared_ring_consumer_usage(&cons, &u), SHARED_RING_OK);
+    CHECK_EQ(u.used, 0);
+}
+
+TEST(producer_usage_counts_corked_bytes_the_consumer_cannot_see_yet) {
+    shared_ring_usage pu, cu;
+    setup(1024, 0);
+    CHECK_EQ(shared_ring_cork(&prod), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_write_bytes(&prod, "abc", 3, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_producer_usage(&prod, &pu), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_consumer_usage(&cons, &cu), SHARED_RING_OK);
+    CHECK(pu.used == 16 && cu.used == 0);
+}
+
+TEST(usage_stays_in_range_whatever_the_peer_wrote) {
+    shared_ring_usage u;
+    setup(1024, 0);
+    set_region_u64(256, 1u << 30); /* read_pos far ahead */
+    CHECK_EQ(shared_ring_producer_usage(&prod, &u), SHARED_RING_OK);
+    CHECK(u.used <= 1016 && u.used + u.free == 1016);
+    set_region_u64(128, UINT64_MAX - 7); /* write_pos far ahead */
+    CHECK_EQ(shared_ring_consumer_usage(&cons, &u), SHARED_RING_OK);
+    CHECK(u.used <= 1016 && u.used + u.free == 1016);
+}
+
 /* ---- stats and strings ---------------------------------------------------- */
 
 TEST(stats_count_messages_bytes_and_largest) {
@@ -1612,6 +1663,11 @@ int main(void) {
     RUN(header_changed_after_attach_does_not_move_the_bounds);
     RUN(attach_says_in_the_region_whether_it_publishes_without_a_fence);
     RUN(attach_says_in_the_region_how_it_sleeps_and_wakes);
+    RUN(size_for_gives_the_bytes_of_the_smallest_ring_that_fits);
+    RUN(format_with_zero_capacity_takes_the_largest_ring_that_fits);
+    RUN(usage_counts_used_and_free_bytes_from_both_sides);
+    RUN(producer_usage_counts_corked_bytes_the_consumer_cannot_see_yet);
+    RUN(usage_stays_in_range_whatever_the_peer_wrote);
     RUN(stats_count_messages_bytes_and_largest);
     RUN(every_result_has_its_own_description);
     RUN(write_inside_a_fill_callback_is_a_state_error);
