@@ -141,7 +141,7 @@
    holds cork_limit bytes (default 64 KiB: beyond that, holding back only
    idles the consumer), and a corked producer that must wait for space, or
    returns FULL, publishes first, so it can never deadlock against a
-   consumer that waits for data, nor spin forever on try_write.
+   consumer that waits for data, nor spin forever retrying a write with timeout 0.
 
    Waiting. A side that must wait spins for spin_ns nanoseconds (default
    50 us; time, not a count, because a pause instruction costs 10x more on
@@ -196,7 +196,7 @@
    consumer: every record then costs a cache-line round trip each way).
    It waits until `resume_percent` of the capacity is free (default 50%),
    and the consumer only wakes a sleeping producer once that much is free.
-   try_write() follows the same rule: after it once returned FULL, it keeps
+   A write with timeout 0 follows the same rule: after it once returned FULL, it keeps
    returning FULL until the threshold is free.
 
    ============================================================================
@@ -227,7 +227,7 @@
    - Payload bytes are not checksummed: a hostile producer can change a
      message while you read it. Copy it first if the peer is not trusted.
    - Producer crash: the consumer gets every message published before the
-     crash, then waits; use a timeout. Consumer crash: try_write returns FULL
+     crash, then waits; use a timeout. Consumer crash: a write with timeout 0 returns FULL
      once the ring is full, timed writes return TIMEOUT.
 
    ============================================================================
@@ -464,7 +464,20 @@ typedef size_t (*shared_ring_fill_fn)(void *user, void *dst, size_t max_len);
    Return 0 to continue, non-zero to stop after this message. */
 typedef int (*shared_ring_read_fn)(void *user, const void *data, size_t len);
 
-/* How results are documented below: each function's comment ends with
+/* Nothing now, one rule. Every call that may wait takes timeout_ns last:
+   0 = do not wait, SHARED_RING_FOREVER = as long as it takes, else at most
+   that many nanoseconds. When there is nothing to do now:
+       call may not wait (timeout 0, or a call that never waits)
+           producer: SHARED_RING_FULL     consumer: SHARED_RING_EMPTY
+       call waited and its time ran out
+           SHARED_RING_TIMEOUT (either side)
+   So, on an empty ring: read_some, peek, read(.., 0) and wait(0) return
+   EMPTY; read(.., ns) and wait(ns) return TIMEOUT. On a full ring: write,
+   write_bytes, write_str and claim return FULL with timeout 0, TIMEOUT
+   with a timeout that ran out. Counts are never 0 for "nothing": a read
+   returns how many messages it delivered, at least 1.
+
+   How results are documented below: each function's comment ends with
    "Returns:" and every result it can give, each explained once. Rules that
    hold for every call on a handle, and are listed again per function:
    - ERR_HANDLE: the handle is NULL, not attached, or the other side's.
@@ -533,24 +546,17 @@ SHARED_RING_API int shared_ring_attach_consumer(shared_ring_consumer *c, void *r
 
 /* Write one message through a callback: reserves max_len contiguous bytes,
    calls fill(user, dst, max_len), and publishes the length fill returned.
-   shared_ring_write blocks until there is room; shared_ring_try_write never
-   blocks; shared_ring_write_timed blocks at most timeout_ns. Producer side.
-   Returns: OK; FULL (try_write, and write_timed with timeout 0: no room);
-   TIMEOUT (write_timed: no room in time); CLOSED (after close); ERR_TOO_BIG
-   (max_len > max_message, or fill returned more than max_len: nothing is
-   written); ERR_ARG (fill NULL); ERR_STATE (a claim is open, or inside a
-   callback); ERR_CORRUPT; ERR_HANDLE. */
+   Producer side. Waits for room at most timeout_ns (the one rule above).
+   Returns: OK; FULL (timeout 0 and no room); TIMEOUT (no room in time);
+   CLOSED (after close); ERR_TOO_BIG (max_len > max_message, or fill
+   returned more than max_len: nothing is written); ERR_ARG (fill NULL);
+   ERR_STATE (a claim is open, or inside a callback); ERR_CORRUPT;
+   ERR_HANDLE. */
 SHARED_RING_API int shared_ring_write(shared_ring_producer *p, size_t max_len,
-                                      shared_ring_fill_fn fill, void *user);
-SHARED_RING_API int shared_ring_try_write(shared_ring_producer *p, size_t max_len,
-                                          shared_ring_fill_fn fill, void *user);
-SHARED_RING_API int shared_ring_write_timed(shared_ring_producer *p, size_t max_len,
-                                            shared_ring_fill_fn fill, void *user,
-                                            uint64_t timeout_ns);
+                                      shared_ring_fill_fn fill, void *user, uint64_t timeout_ns);
 
 /* Write a copy of `len` bytes at `data` (data may be NULL when len is 0).
-   Producer side. timeout_ns: 0 = never block, SHARED_RING_FOREVER = block
-   until there is room.
+   Producer side. Waits for room at most timeout_ns.
    Returns: OK; FULL (timeout 0 and no room); TIMEOUT (no room in time);
    CLOSED; ERR_TOO_BIG (len > max_message); ERR_ARG (data NULL, len not 0);
    ERR_STATE (a claim is open, or inside a callback); ERR_CORRUPT;
@@ -620,25 +626,25 @@ SHARED_RING_API int shared_ring_close(shared_ring_producer *p);
    until none is left or fn returns non-zero, then release them all with a
    single store of read_pos. Also releases messages taken with peek.
    Consumer side. Never blocks.
-   Returns: a count >= 0 (messages delivered; 0 when none); CLOSED (none,
-   and the producer closed); ERR_ARG (fn NULL); ERR_STATE (inside a
+   Returns: a count >= 1 (messages delivered); EMPTY (none now); CLOSED
+   (none, and the producer closed); ERR_ARG (fn NULL); ERR_STATE (inside a
    callback); ERR_CORRUPT; ERR_HANDLE. */
 SHARED_RING_API int shared_ring_read_some(shared_ring_consumer *c, shared_ring_read_fn fn,
                                           void *user);
 
 /* Wait (up to timeout_ns) for a message, then read_some. Consumer side.
    Blocks.
-   Returns: a count >= 1 (messages delivered); TIMEOUT (no message in time,
-   at once when timeout_ns is 0); CLOSED; ERR_ARG (fn NULL); ERR_STATE
-   (inside a callback); ERR_CORRUPT; ERR_HANDLE. */
+   Returns: a count >= 1 (messages delivered); EMPTY (timeout_ns 0 and no
+   message); TIMEOUT (no message in time); CLOSED; ERR_ARG (fn NULL);
+   ERR_STATE (inside a callback); ERR_CORRUPT; ERR_HANDLE. */
 SHARED_RING_API int shared_ring_read(shared_ring_consumer *c, shared_ring_read_fn fn, void *user,
                                      uint64_t timeout_ns);
 
 /* Wait until a message is available. Consumer side. Blocks at most
    timeout_ns (0: just check).
-   Returns: OK (a message is ready); TIMEOUT; CLOSED (none, and the
-   producer closed); ERR_STATE (inside a callback); ERR_CORRUPT;
-   ERR_HANDLE. */
+   Returns: OK (a message is ready); EMPTY (timeout_ns 0 and no message);
+   TIMEOUT (no message in time); CLOSED (none, and the producer closed);
+   ERR_STATE (inside a callback); ERR_CORRUPT; ERR_HANDLE. */
 SHARED_RING_API int shared_ring_wait(shared_ring_consumer *c, uint64_t timeout_ns);
 
 /* Pull API: hand out the next message without releasing it. Each call moves
@@ -1543,12 +1549,15 @@ SHARED_RING_API size_t shared_ring_size_for(size_t max_message, size_t min_capac
     return cap != 0 ? shared_ring_region_size(cap) : 0;
 }
 
-/* The largest supported capacity whose region fits in region_size, or 0. */
+/* The largest supported capacity whose region fits in region_size, or 0.
+   (On 32-bit, doubling 2^31 gives 0, which is not a capacity: the loop ends.) */
 static size_t srng_capacity_fitting(size_t region_size) {
-    size_t cap = SRNG_MIN_CAPACITY;
-    if (shared_ring_region_size(cap) == 0 || region_size < shared_ring_region_size(cap)) return 0;
-    while (srng_capacity_ok(SRNG_CAST(uint64_t, cap) * 2u) && region_size - SHARED_RING_HEADER_SIZE >= cap * 2u)
-        cap *= 2u;
+    size_t cap = 0, next = SRNG_MIN_CAPACITY;
+    while (srng_capacity_ok(next) && region_size >= SHARED_RING_HEADER_SIZE &&
+           region_size - SHARED_RING_HEADER_SIZE >= next) {
+        cap = next;
+        next *= 2u;
+    }
     return cap;
 }
 
@@ -1731,7 +1740,7 @@ static int srng_reserve(shared_ring_producer *p, uint64_t need, uint64_t timeout
         return SHARED_RING_OK;
     }
     /* Waiting or not: let the consumer drain what a cork holds back, or a
-       producer that retries try_write while corked would never progress. */
+       producer that retries a write with timeout 0 while corked would never progress. */
     srng_publish(p);
     if (timeout_ns == 0) return SHARED_RING_FULL;
     SRNG_STORE(srng_u64_at(p->s.region, SRNG_OFF_PRODUCER_WAKE_POS),
@@ -1869,9 +1878,8 @@ SHARED_RING_API int shared_ring_abort(shared_ring_producer *p) {
     return SHARED_RING_OK;
 }
 
-SHARED_RING_API int shared_ring_write_timed(shared_ring_producer *p, size_t max_len,
-                                            shared_ring_fill_fn fill, void *user,
-                                            uint64_t timeout_ns) {
+SHARED_RING_API int shared_ring_write(shared_ring_producer *p, size_t max_len,
+                                      shared_ring_fill_fn fill, void *user, uint64_t timeout_ns) {
     unsigned char *dst;
     size_t n;
     int r = srng_write_gate(p);
@@ -1885,16 +1893,6 @@ SHARED_RING_API int shared_ring_write_timed(shared_ring_producer *p, size_t max_
     if (n > max_len) return SHARED_RING_ERR_TOO_BIG; /* nothing was published */
     srng_finish(p, dst, n);
     return SHARED_RING_OK;
-}
-
-SHARED_RING_API int shared_ring_write(shared_ring_producer *p, size_t max_len,
-                                      shared_ring_fill_fn fill, void *user) {
-    return shared_ring_write_timed(p, max_len, fill, user, SHARED_RING_FOREVER);
-}
-
-SHARED_RING_API int shared_ring_try_write(shared_ring_producer *p, size_t max_len,
-                                          shared_ring_fill_fn fill, void *user) {
-    return shared_ring_write_timed(p, max_len, fill, user, 0);
 }
 
 SRNG_INLINE int srng_write_copy(shared_ring_producer *p, const void *data, size_t len,
@@ -2128,7 +2126,7 @@ SHARED_RING_API int shared_ring_read_some(shared_ring_consumer *c, shared_ring_r
     /* Release what peek handed out too, even when nothing new came. */
     c->peeked = 0;
     srng_release_to(c, c->peek_pos);
-    return r;
+    return r != 0 ? r : SHARED_RING_EMPTY;
 }
 
 SHARED_RING_API int shared_ring_wait(shared_ring_consumer *c, uint64_t timeout_ns) {
@@ -2137,6 +2135,7 @@ SHARED_RING_API int shared_ring_wait(shared_ring_consumer *c, uint64_t timeout_n
     r = srng_block(&c->s, srng_u32_at(c->s.region, SRNG_OFF_CONSUMER_SLEEPING),
                    srng_u32_at(c->s.region, SRNG_OFF_PRODUCER_SLEEPING), srng_data_ready, c,
                    timeout_ns);
+    if (r == SHARED_RING_TIMEOUT && timeout_ns == 0) return SHARED_RING_EMPTY; /* not now */
     return r == 1 ? SHARED_RING_OK : r;
 }
 

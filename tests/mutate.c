@@ -148,7 +148,7 @@ int main(int argc, char **argv) {
                                                                 (r >> 20) % 21, timeout));
             break;
         case 5:
-            expect_known('p', "write_timed", shared_ring_write_timed(&p, (r >> 20) % 24, fill_some, NULL, timeout));
+            expect_known('p', "write_timed", shared_ring_write(&p, (r >> 20) % 24, fill_some, NULL, timeout));
             break;
         case 6:
             if (shared_ring_claim(&p, (r >> 20) % 24, timeout, &claim) == SHARED_RING_OK) {

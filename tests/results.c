@@ -204,22 +204,19 @@ static size_t fill_too_much(void *user, void *dst, size_t max_len) {
     (void)dst;
     return max_len + 1;
 }
-static int p_write(shared_ring_producer *p) { return shared_ring_write(p, 8, fill_three, NULL); }
-static int p_write_null(shared_ring_producer *p) { return shared_ring_write(p, 8, NULL, NULL); }
+static int p_write(shared_ring_producer *p) { return shared_ring_write(p, 8, fill_three, NULL, SHARED_RING_FOREVER); }
+static int p_write_null(shared_ring_producer *p) { return shared_ring_write(p, 8, NULL, NULL, SHARED_RING_FOREVER); }
 static int p_write_overfill(shared_ring_producer *p) {
-    return shared_ring_write(p, 8, fill_too_much, NULL);
+    return shared_ring_write(p, 8, fill_too_much, NULL, SHARED_RING_FOREVER);
 }
-static int p_try_write(shared_ring_producer *p) {
-    return shared_ring_try_write(p, 8, fill_three, NULL);
+static int p_write_no_wait(shared_ring_producer *p) {
+    return shared_ring_write(p, 8, fill_three, NULL, 0);
 }
-static int p_try_write_huge(shared_ring_producer *p) {
-    return shared_ring_try_write(p, (size_t)1 << 20, fill_three, NULL);
+static int p_write_huge(shared_ring_producer *p) {
+    return shared_ring_write(p, (size_t)1 << 20, fill_three, NULL, 0);
 }
 static int p_write_timed(shared_ring_producer *p) {
-    return shared_ring_write_timed(p, 8, fill_three, NULL, 1000000);
-}
-static int p_write_timed_zero(shared_ring_producer *p) {
-    return shared_ring_write_timed(p, 8, fill_three, NULL, 0);
+    return shared_ring_write(p, 8, fill_three, NULL, 1000000);
 }
 static int p_write_bytes(shared_ring_producer *p) { return shared_ring_write_bytes(p, "abc", 3, 0); }
 static int p_write_bytes_timed(shared_ring_producer *p) {
@@ -259,10 +256,9 @@ static const producer_call producer_calls[] = {
     { "write", p_write },
     { "write", p_write_null },
     { "write", p_write_overfill },
-    { "try_write", p_try_write },
-    { "try_write", p_try_write_huge },
-    { "write_timed", p_write_timed },
-    { "write_timed", p_write_timed_zero },
+    { "write", p_write_no_wait },
+    { "write", p_write_huge },
+    { "write", p_write_timed },
     { "write_bytes", p_write_bytes },
     { "write_bytes", p_write_bytes_timed },
     { "write_bytes", p_write_bytes_null },
@@ -334,7 +330,7 @@ static int run_producer_call(enum producer_state st, const producer_call *call) 
     case P_IN_FILL:
         call_in_fill = call;
         result_in_fill = 1;
-        shared_ring_write(&prod, 8, fill_calling, NULL);
+        shared_ring_write(&prod, 8, fill_calling, NULL, SHARED_RING_FOREVER);
         return result_in_fill;
     default: break;
     }
@@ -507,8 +503,8 @@ TEST(format_and_attach_on_every_kind_of_region_return_documented_results) {
 
 TEST(every_int_function_has_a_documented_result_list) {
     static const char *const expected[] = {
-        "format", "attach_producer", "attach_consumer", "write", "try_write", "write_timed",
-        "write_bytes", "write_str", "claim", "commit", "abort", "cork", "uncork", "flush",
+        "format", "attach_producer", "attach_consumer", "write", "write_bytes", "write_str",
+        "claim", "commit", "abort", "cork", "uncork", "flush",
         "close", "read_some", "read", "wait", "peek", "release", "producer_stats",
         "consumer_stats", "producer_usage", "consumer_usage",
     };

@@ -52,7 +52,7 @@ static int produce_one(shared_ring_producer *p, uint64_t seq, mode how) {
     size_t len = message_len(seq, MAX_LEN);
     if (how == MODE_TRY) {
         int r;
-        while ((r = shared_ring_try_write(p, len, fill_message, &seq)) == SHARED_RING_FULL)
+        while ((r = shared_ring_write(p, len, fill_message, &seq, 0)) == SHARED_RING_FULL)
             sched_yield();
         return r;
     }
@@ -63,7 +63,7 @@ static int produce_one(shared_ring_producer *p, uint64_t seq, mode how) {
         message_fill(seq, (unsigned char *)dst, len);
         return shared_ring_commit(p, len);
     }
-    return shared_ring_write(p, len, fill_message, &seq);
+    return shared_ring_write(p, len, fill_message, &seq, SHARED_RING_FOREVER);
 }
 
 /* Returns 0 when every message was written. */
@@ -102,7 +102,10 @@ static void consume_all(run *r) {
             n = shared_ring_read(&c, message_tally_check, &r->seen, SHARED_RING_FOREVER);
         } else if (r->how == MODE_TRY) {
             n = shared_ring_read_some(&c, message_tally_check, &r->seen);
-            if (n == 0) sched_yield();
+            if (n == SHARED_RING_EMPTY) {
+                sched_yield();
+                n = 0;
+            }
         } else {
             shared_ring_message m;
             n = shared_ring_wait(&c, SHARED_RING_FOREVER);

@@ -329,17 +329,17 @@ TEST(message_over_max_is_rejected) {
     CHECK_EQ(shared_ring_write_bytes(&prod, buf, 100, 0), SHARED_RING_OK);
 }
 
-TEST(try_write_reports_full_when_there_is_no_room) {
+TEST(write_without_waiting_reports_full_when_there_is_no_room) {
     char buf[100] = { 0 };
     int n = 0;
     setup(256, 0);
     while (shared_ring_write_bytes(&prod, buf, 56, 0) == SHARED_RING_OK) n++;
     CHECK_EQ(n, 3); /* a fourth 64-byte record would leave no room for the 8-byte end mark */
     CHECK_EQ(shared_ring_write_bytes(&prod, buf, 56, 0), SHARED_RING_FULL);
-    CHECK_EQ(shared_ring_try_write(&prod, 8, fill_hello, NULL), SHARED_RING_FULL);
+    CHECK_EQ(shared_ring_write(&prod, 8, fill_hello, NULL, 0), SHARED_RING_FULL);
 }
 
-TEST(after_full_try_write_waits_for_the_resume_threshold) {
+TEST(after_full_a_write_without_waiting_waits_for_the_resume_threshold) {
     char buf[100] = { 0 };
     shared_ring_message m;
     setup(256, 0); /* default: resume at 50% free */
@@ -411,7 +411,7 @@ TEST(timed_write_times_out_when_the_ring_stays_full) {
     while (shared_ring_write_bytes(&prod, buf, 56, 0) == SHARED_RING_OK) {
     }
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    CHECK_EQ(shared_ring_write_timed(&prod, 8, fill_hello, NULL, 20000000), SHARED_RING_TIMEOUT);
+    CHECK_EQ(shared_ring_write(&prod, 8, fill_hello, NULL, 20000000), SHARED_RING_TIMEOUT);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     ns = (t1.tv_sec - t0.tv_sec) * 1000000000LL + (t1.tv_nsec - t0.tv_nsec);
     CHECK(ns >= 20000000LL);
@@ -421,7 +421,7 @@ TEST(timed_write_times_out_when_the_ring_stays_full) {
 TEST(write_callback_publishes_the_length_it_returns) {
     seen s;
     setup(1024, 0);
-    CHECK_EQ(shared_ring_write(&prod, 64, fill_hello, NULL), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_write(&prod, 64, fill_hello, NULL, SHARED_RING_FOREVER), SHARED_RING_OK);
     CHECK_EQ(drain(&s), 1);
     CHECK_EQ(s.lens[0], 5);
     CHECK(memcmp(s.text, "hello", 5) == 0);
@@ -431,16 +431,16 @@ TEST(write_callback_publishes_the_length_it_returns) {
 TEST(write_callback_returning_more_than_max_len_cancels_the_write) {
     seen s;
     setup(1024, 0);
-    CHECK_EQ(shared_ring_write(&prod, 16, fill_too_much, NULL), SHARED_RING_ERR_TOO_BIG);
-    CHECK_EQ(drain(&s), 0);
-    CHECK_EQ(shared_ring_write(&prod, 16, fill_hello, NULL),
+    CHECK_EQ(shared_ring_write(&prod, 16, fill_too_much, NULL, SHARED_RING_FOREVER), SHARED_RING_ERR_TOO_BIG);
+    CHECK_EQ(drain(&s), SHARED_RING_EMPTY);
+    CHECK_EQ(shared_ring_write(&prod, 16, fill_hello, NULL, SHARED_RING_FOREVER),
              SHARED_RING_OK); /* no claim left open */
 }
 
 TEST(write_with_null_callback_is_an_argument_error) {
     setup(1024, 0);
-    CHECK_EQ(shared_ring_write(&prod, 16, NULL, NULL), SHARED_RING_ERR_ARG);
-    CHECK_EQ(shared_ring_try_write(&prod, 16, NULL, NULL), SHARED_RING_ERR_ARG);
+    CHECK_EQ(shared_ring_write(&prod, 16, NULL, NULL, SHARED_RING_FOREVER), SHARED_RING_ERR_ARG);
+    CHECK_EQ(shared_ring_write(&prod, 16, NULL, NULL, 0), SHARED_RING_ERR_ARG);
 }
 
 TEST(write_bytes_with_null_data_and_nonzero_length_is_an_argument_error) {
@@ -473,7 +473,7 @@ TEST(claim_gives_aligned_space_that_commit_publishes) {
     CHECK_EQ(shared_ring_claim(&prod, 32, 0, &dst), SHARED_RING_OK);
     CHECK(dst != NULL && (uintptr_t)dst % 8 == 0);
     memcpy(dst, "in place", 8);
-    CHECK_EQ(drain(&s), 0); /* nothing published before commit */
+    CHECK_EQ(drain(&s), SHARED_RING_EMPTY); /* nothing published before commit */
     CHECK_EQ(shared_ring_commit(&prod, 8), SHARED_RING_OK);
     CHECK_EQ(drain(&s), 1);
     CHECK(s.ptrs[0] == dst);
@@ -500,7 +500,7 @@ TEST(abort_drops_the_claim) {
     CHECK_EQ(shared_ring_claim(&prod, 8, 0, &dst), SHARED_RING_OK);
     CHECK_EQ(shared_ring_abort(&prod), SHARED_RING_OK);
     CHECK_EQ(shared_ring_flush(&prod), SHARED_RING_OK);
-    CHECK_EQ(drain(&s), 0);
+    CHECK_EQ(drain(&s), SHARED_RING_EMPTY);
     CHECK_EQ(shared_ring_abort(&prod), SHARED_RING_ERR_STATE);
 }
 
@@ -526,7 +526,7 @@ TEST(cork_holds_publication_until_uncork) {
     CHECK_EQ(shared_ring_write_bytes(&prod, "a", 1, 0), SHARED_RING_OK);
     CHECK_EQ(shared_ring_write_bytes(&prod, "b", 1, 0), SHARED_RING_OK);
     CHECK_EQ(region_u64(128), 0);
-    CHECK_EQ(drain(&s), 0);
+    CHECK_EQ(drain(&s), SHARED_RING_EMPTY);
     CHECK_EQ(shared_ring_uncork(&prod), SHARED_RING_OK);
     CHECK_EQ(region_u64(128), 32);
     CHECK_EQ(drain(&s), 2);
@@ -587,10 +587,10 @@ TEST(reattached_producer_appends_after_what_was_published) {
 
 /* ---- consumer ------------------------------------------------------------ */
 
-TEST(read_some_on_an_empty_ring_returns_zero) {
+TEST(read_some_on_an_empty_ring_returns_empty) {
     seen s;
     setup(1024, 0);
-    CHECK_EQ(drain(&s), 0);
+    CHECK_EQ(drain(&s), SHARED_RING_EMPTY);
     CHECK_EQ(s.count, 0);
 }
 
@@ -677,9 +677,31 @@ TEST(peek_on_an_empty_ring_returns_empty) {
 
 TEST(wait_on_an_empty_ring_times_out) {
     setup(1024, 0);
-    CHECK_EQ(shared_ring_wait(&cons, 0), SHARED_RING_TIMEOUT);
     CHECK_EQ(shared_ring_wait(&cons, 5000000), SHARED_RING_TIMEOUT);
     CHECK_EQ(shared_ring_read(&cons, record_message, NULL, 1000), SHARED_RING_TIMEOUT);
+}
+
+/* The one rule: nothing now, and no time to wait, is EMPTY on the consumer
+   side and FULL on the producer side, for every call. */
+TEST(every_consumer_call_that_may_not_wait_says_empty) {
+    shared_ring_message m;
+    setup(1024, 0);
+    CHECK_EQ(shared_ring_read_some(&cons, record_message, &(seen){ 0 }), SHARED_RING_EMPTY);
+    CHECK_EQ(shared_ring_read(&cons, record_message, &(seen){ 0 }, 0), SHARED_RING_EMPTY);
+    CHECK_EQ(shared_ring_wait(&cons, 0), SHARED_RING_EMPTY);
+    CHECK_EQ(shared_ring_peek(&cons, &m), SHARED_RING_EMPTY);
+}
+
+TEST(every_producer_call_that_may_not_wait_says_full) {
+    char buf[56] = { 0 };
+    void *claim;
+    setup(256, 0);
+    while (shared_ring_write_bytes(&prod, buf, sizeof buf, 0) == SHARED_RING_OK) {
+    }
+    CHECK_EQ(shared_ring_write_bytes(&prod, buf, sizeof buf, 0), SHARED_RING_FULL);
+    CHECK_EQ(shared_ring_write_str(&prod, "x", 0), SHARED_RING_FULL);
+    CHECK_EQ(shared_ring_write(&prod, 8, fill_hello, NULL, 0), SHARED_RING_FULL);
+    CHECK_EQ(shared_ring_claim(&prod, 8, 0, &claim), SHARED_RING_FULL);
 }
 
 TEST(wait_returns_ok_when_data_is_there) {
@@ -897,7 +919,7 @@ TEST(corked_records_stay_invisible_until_uncork) {
     shared_ring_write_bytes(&prod, "abc", 3, 0);
     shared_ring_write_bytes(&prod, "de", 2, 0);
     CHECK_EQ(region_u64(SHARED_RING_HEADER_SIZE), 0); /* first header held back */
-    CHECK_EQ(drain(&s), 0);
+    CHECK_EQ(drain(&s), SHARED_RING_EMPTY);
     shared_ring_uncork(&prod);
     CHECK_EQ(drain(&s), 2);
 }
@@ -910,11 +932,11 @@ TEST(corked_batch_is_published_once_it_reaches_cork_limit) {
     setup_opt(1024, 0, &o);
     shared_ring_cork(&prod);
     shared_ring_write_bytes(&prod, buf, sizeof buf, 0);
-    CHECK_EQ(drain(&s), 0); /* 64 bytes held */
+    CHECK_EQ(drain(&s), SHARED_RING_EMPTY); /* 64 bytes held */
     shared_ring_write_bytes(&prod, buf, sizeof buf, 0);
     CHECK_EQ(drain(&s), 2); /* 128 bytes: published though still corked */
     shared_ring_write_bytes(&prod, buf, sizeof buf, 0);
-    CHECK_EQ(drain(&s), 0);
+    CHECK_EQ(drain(&s), SHARED_RING_EMPTY);
     shared_ring_uncork(&prod);
     CHECK_EQ(drain(&s), 1);
 }
@@ -928,12 +950,12 @@ TEST(zero_cork_limit_holds_the_batch_until_uncork) {
     setup_opt(1024, 0, &o);
     shared_ring_cork(&prod);
     for (i = 0; i < 15; i++) shared_ring_write_bytes(&prod, buf, sizeof buf, 0);
-    CHECK_EQ(drain(&s), 0);
+    CHECK_EQ(drain(&s), SHARED_RING_EMPTY);
     shared_ring_uncork(&prod);
     CHECK_EQ(drain(&s), 15);
 }
 
-TEST(corked_try_write_publishes_before_reporting_full) {
+TEST(corked_write_without_waiting_publishes_before_reporting_full) {
     seen s;
     char buf[56] = { 0 };
     int n = 0;
@@ -956,8 +978,8 @@ TEST(wait_is_not_ready_when_only_padding_was_published) {
     CHECK_EQ(shared_ring_claim(&prod, 100, 0, &dst), SHARED_RING_OK); /* pads [168, 256) */
     CHECK_EQ(shared_ring_abort(&prod), SHARED_RING_OK);
     CHECK_EQ(shared_ring_flush(&prod), SHARED_RING_OK); /* publishes the padding alone */
-    CHECK_EQ(shared_ring_wait(&cons, 0), SHARED_RING_TIMEOUT);
-    CHECK_EQ(drain(&s), 0);
+    CHECK_EQ(shared_ring_wait(&cons, 0), SHARED_RING_EMPTY);
+    CHECK_EQ(drain(&s), SHARED_RING_EMPTY);
     CHECK_EQ(shared_ring_write_bytes(&prod, "x", 1, 0), SHARED_RING_OK);
     CHECK_EQ(shared_ring_wait(&cons, 0), SHARED_RING_OK);
 }
@@ -1065,7 +1087,7 @@ TEST(write_pos_beyond_capacity_is_corrupt_and_stays_corrupt) {
     seen s;
     setup(1024, 0);
     set_region_u64(128, 1024 + 8);
-    CHECK_EQ(drain(&s), 0); /* a polling read leaves write_pos's line alone */
+    CHECK_EQ(drain(&s), SHARED_RING_EMPTY); /* a polling read leaves write_pos's line alone */
     CHECK_EQ(shared_ring_wait(&cons, 0), SHARED_RING_ERR_CORRUPT); /* a wait looks */
     set_region_u64(128, 0); /* even after a "repair" the handle stays broken */
     CHECK_EQ(drain(&s), SHARED_RING_ERR_CORRUPT);
@@ -1086,7 +1108,7 @@ TEST(write_pos_moving_backwards_is_corrupt) {
     setup(1024, 0);
     shared_ring_write_bytes(&prod, "abc", 3, 0);
     CHECK_EQ(drain(&s), 1);
-    CHECK_EQ(shared_ring_wait(&cons, 0), SHARED_RING_TIMEOUT); /* saw write_pos 16 */
+    CHECK_EQ(shared_ring_wait(&cons, 0), SHARED_RING_EMPTY); /* saw write_pos 16 */
     set_region_u64(128, 8);
     CHECK_EQ(shared_ring_wait(&cons, 0), SHARED_RING_ERR_CORRUPT);
 }
@@ -1112,7 +1134,7 @@ TEST(header_left_from_an_earlier_lap_is_not_a_message) {
     /* The consumer now looks at position 256 (offset 0), where the header
        of position 0 lies if nothing cleared it: put it back. */
     set_region_u64(SHARED_RING_HEADER_SIZE, (uint64_t)1 << 32 | 56);
-    CHECK_EQ(drain(&s), 0);
+    CHECK_EQ(drain(&s), SHARED_RING_EMPTY);
     CHECK_EQ(shared_ring_write_bytes(&prod, "new", 3, 0), SHARED_RING_OK);
     CHECK_EQ(drain(&s), 1);
     CHECK_EQ(s.lens[0], 3);
@@ -1263,12 +1285,8 @@ TEST(attach_says_in_the_region_how_it_sleeps_and_wakes) {
 
 typedef int (*producer_call)(shared_ring_producer *p);
 typedef int (*consumer_call)(shared_ring_consumer *c);
-static int nested_write(shared_ring_producer *p) { return shared_ring_write(p, 5, fill_hello, NULL); }
-static int nested_try_write(shared_ring_producer *p) {
-    return shared_ring_try_write(p, 5, fill_hello, NULL);
-}
-static int nested_write_timed(shared_ring_producer *p) {
-    return shared_ring_write_timed(p, 5, fill_hello, NULL, 1000);
+static int nested_write(shared_ring_producer *p) {
+    return shared_ring_write(p, 5, fill_hello, NULL, SHARED_RING_FOREVER);
 }
 static int nested_write_bytes(shared_ring_producer *p) {
     return shared_ring_write_bytes(p, "inner", 5, 0);
@@ -1327,7 +1345,7 @@ static void check_call_inside_fill(producer_call call) {
     setup(1024, 0);
     nested_producer = call;
     nested_result = 1;
-    CHECK_EQ(shared_ring_write(&prod, 5, fill_calling_back, NULL), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_write(&prod, 5, fill_calling_back, NULL, SHARED_RING_FOREVER), SHARED_RING_OK);
     CHECK_EQ(nested_result, SHARED_RING_ERR_STATE);
     CHECK_EQ(drain(&s), 1);
     CHECK(s.text_len == 5 && memcmp(s.text, "outer", 5) == 0);
@@ -1360,8 +1378,6 @@ static void check_call_inside_read(consumer_call call) {
         check_call_inside_read(nested_##name);                                      \
     }
 CALL_INSIDE_FILL_TEST(write)
-CALL_INSIDE_FILL_TEST(try_write)
-CALL_INSIDE_FILL_TEST(write_timed)
 CALL_INSIDE_FILL_TEST(write_bytes)
 CALL_INSIDE_FILL_TEST(write_str)
 CALL_INSIDE_FILL_TEST(claim)
@@ -1588,8 +1604,8 @@ int main(void) {
     RUN(messages_keep_order_across_many_wraps);
     RUN(message_that_does_not_fit_before_the_end_is_padded_not_split);
     RUN(message_over_max_is_rejected);
-    RUN(try_write_reports_full_when_there_is_no_room);
-    RUN(after_full_try_write_waits_for_the_resume_threshold);
+    RUN(write_without_waiting_reports_full_when_there_is_no_room);
+    RUN(after_full_a_write_without_waiting_waits_for_the_resume_threshold);
     RUN(full_resume_percent_waits_for_an_empty_ring);
     RUN(resume_threshold_is_exactly_that_percent_of_the_capacity);
     RUN(zero_resume_percent_resumes_as_soon_as_the_message_fits);
@@ -1613,7 +1629,7 @@ int main(void) {
     RUN(close_lets_the_consumer_drain_then_reports_closed);
     RUN(write_after_close_returns_closed);
     RUN(reattached_producer_appends_after_what_was_published);
-    RUN(read_some_on_an_empty_ring_returns_zero);
+    RUN(read_some_on_an_empty_ring_returns_empty);
     RUN(read_callback_can_stop_the_batch);
     RUN(read_some_publishes_the_read_position_once_per_batch);
     RUN(peek_walks_forward_and_release_frees_all_peeked);
@@ -1621,6 +1637,8 @@ int main(void) {
     RUN(read_some_looks_past_trailing_padding_for_newer_messages);
     RUN(peek_on_an_empty_ring_returns_empty);
     RUN(wait_on_an_empty_ring_times_out);
+    RUN(every_consumer_call_that_may_not_wait_says_empty);
+    RUN(every_producer_call_that_may_not_wait_says_full);
     RUN(wait_returns_ok_when_data_is_there);
     RUN(sleeping_consumer_is_woken_by_a_write);
     RUN(blocked_producer_is_woken_when_the_consumer_frees_space);
@@ -1640,7 +1658,7 @@ int main(void) {
     RUN(corked_records_stay_invisible_until_uncork);
     RUN(corked_batch_is_published_once_it_reaches_cork_limit);
     RUN(zero_cork_limit_holds_the_batch_until_uncork);
-    RUN(corked_try_write_publishes_before_reporting_full);
+    RUN(corked_write_without_waiting_publishes_before_reporting_full);
     RUN(wait_is_not_ready_when_only_padding_was_published);
     RUN(restarted_producer_continues_after_records_write_pos_does_not_show);
     RUN(restarted_producer_overwrites_a_batch_that_was_never_published);
@@ -1671,8 +1689,6 @@ int main(void) {
     RUN(stats_count_messages_bytes_and_largest);
     RUN(every_result_has_its_own_description);
     RUN(write_inside_a_fill_callback_is_a_state_error);
-    RUN(try_write_inside_a_fill_callback_is_a_state_error);
-    RUN(write_timed_inside_a_fill_callback_is_a_state_error);
     RUN(write_bytes_inside_a_fill_callback_is_a_state_error);
     RUN(write_str_inside_a_fill_callback_is_a_state_error);
     RUN(claim_inside_a_fill_callback_is_a_state_error);
