@@ -1,6 +1,6 @@
 /* shared_ring.h - v0.2.0 - single-producer single-consumer message ring over
    caller-supplied (shared) memory. MIT license, see the end of this file.
-   Project: https://example.invalid/shared_ring  (placeholder)
+   Home: the repository or tarball this file came from (README.md, docs/).
 
    ============================================================================
    0. CONTENTS
@@ -466,16 +466,22 @@ typedef int (*shared_ring_read_fn)(void *user, const void *data, size_t len);
 
 /* Nothing now, one rule. Every call that may wait takes timeout_ns last:
    0 = do not wait, SHARED_RING_FOREVER = as long as it takes, else at most
-   that many nanoseconds. When there is nothing to do now:
-       call may not wait (timeout 0, or a call that never waits)
-           producer: SHARED_RING_FULL     consumer: SHARED_RING_EMPTY
-       call waited and its time ran out
-           SHARED_RING_TIMEOUT (either side)
-   So, on an empty ring: read_some, peek, read(.., 0) and wait(0) return
-   EMPTY; read(.., ns) and wait(ns) return TIMEOUT. On a full ring: write,
-   write_bytes, write_str and claim return FULL with timeout 0, TIMEOUT
-   with a timeout that ran out. Counts are never 0 for "nothing": a read
-   returns how many messages it delivered, at least 1.
+   that many nanoseconds. When there is nothing to do now, the producer
+   hears FULL and the consumer EMPTY if the call may not wait, and either
+   hears TIMEOUT if it waited and its time ran out:
+
+       call          timeout 0 / never waits    waited, time ran out
+       write         FULL                       TIMEOUT
+       write_bytes   FULL                       TIMEOUT
+       write_str     FULL                       TIMEOUT
+       claim         FULL                       TIMEOUT
+       read          EMPTY                      TIMEOUT
+       wait          EMPTY                      TIMEOUT
+       read_some     EMPTY                      (never waits)
+       peek          EMPTY                      (never waits)
+
+   Counts are never 0 for "nothing": a read returns how many messages it
+   delivered, at least 1.
 
    How results are documented below: each function's comment ends with
    "Returns:" and every result it can give, each explained once. Rules that
