@@ -377,19 +377,21 @@ typedef struct shared_ring_options {
 #else
 #define SHARED_RING_NULLPTR NULL
 #endif
-#define SHARED_RING_OPTIONS_INIT                                                         \
-    { SHARED_RING_DEFAULT_SPIN_NS, 50u, SHARED_RING_DEFAULT_CORK_LIMIT, SHARED_RING_NULLPTR, \
+/* clang-format off */
+#define SHARED_RING_OPTIONS_INIT                                                               \
+    { SHARED_RING_DEFAULT_SPIN_NS, 50u, SHARED_RING_DEFAULT_CORK_LIMIT, SHARED_RING_NULLPTR,   \
       SHARED_RING_NULLPTR, SHARED_RING_NULLPTR }
+/* clang-format on */
 
 /* Per-side counters, kept in the handle (no shared writes). */
 typedef struct shared_ring_stats {
-    uint64_t messages; /* messages written / delivered */
-    uint64_t bytes;    /* payload bytes written / delivered */
-    uint64_t waits;    /* calls that found no room / no data and waited */
-    uint64_t sleeps;   /* times the side slept in the OS (or wait hook) */
-    uint64_t wakes;    /* wake-up calls made for the other side */
-    uint64_t wait_ns;  /* total time spent waiting */
-    uint64_t largest;  /* largest payload seen, bytes */
+    uint64_t messages;      /* messages written / delivered */
+    uint64_t bytes;         /* payload bytes written / delivered */
+    uint64_t waits;         /* calls that found no room / no data and waited */
+    uint64_t sleeps;        /* times the side slept in the OS (or wait hook) */
+    uint64_t wakes;         /* wake-up calls made for the other side */
+    uint64_t wait_ns;       /* total time spent waiting */
+    uint64_t largest;       /* largest payload seen, bytes */
     uint64_t wait_failures; /* OS waits that failed, replaced by 1 ms naps */
 } shared_ring_stats;
 
@@ -439,10 +441,10 @@ typedef struct shared_ring_producer {
 /* Consumer handle: a plain struct you own. Private fields. */
 typedef struct shared_ring_consumer {
     shared_ring_side s;
-    uint64_t read_pos;    /* last read_pos stored to the region */
-    uint64_t peek_pos;    /* next record to hand out */
-    uint64_t write_cache; /* largest write_pos seen (validated) */
-    uint32_t peeked;      /* messages handed out by peek, not released */
+    uint64_t read_pos;     /* last read_pos stored to the region */
+    uint64_t peek_pos;     /* next record to hand out */
+    uint64_t write_cache;  /* largest write_pos seen (validated) */
+    uint32_t peeked;       /* messages handed out by peek, not released */
     uint32_t reserved[13]; /* same size as a producer handle, so a handle
                               of the wrong side is caught by its magic
                               without reading past it */
@@ -809,9 +811,9 @@ enum {
    so a waker finds the sleeper's mode next to the word it sleeps on. */
 #define SRNG_MODE_AFTER_SLEEPING 8u
 SRNG_STATIC_ASSERT(SRNG_OFF_CONSUMER_WAIT_MODE - SRNG_OFF_CONSUMER_SLEEPING ==
-                       SRNG_MODE_AFTER_SLEEPING &&
-                   SRNG_OFF_PRODUCER_WAIT_MODE - SRNG_OFF_PRODUCER_SLEEPING ==
-                       SRNG_MODE_AFTER_SLEEPING,
+                           SRNG_MODE_AFTER_SLEEPING &&
+                       SRNG_OFF_PRODUCER_WAIT_MODE - SRNG_OFF_PRODUCER_SLEEPING ==
+                           SRNG_MODE_AFTER_SLEEPING,
                    "wait mode at the same distance from each sleeping word");
 /* Each 128-byte block (an adjacent-line prefetch pair) has one writer and
    one pace: what a side writes per message or per batch never shares a
@@ -1095,13 +1097,17 @@ static int srng_futex_wait(srng_au32 *word, uint32_t expected, uint64_t timeout_
     uint64_t sec = timeout_ns / 1000000000u;
     long nsec = SRNG_CAST(long, timeout_ns % 1000000000u);
     int forever = timeout_ns == SHARED_RING_FOREVER;
-    struct { srng_kernel_long sec, nsec; } ts;
+    struct {
+        srng_kernel_long sec, nsec;
+    } ts;
 #ifdef SYS_futex_time64
     /* 32-bit targets: the call with 64-bit time (Linux 5.1+) first; its
        timespec has two 64-bit fields whatever libc's time_t is. */
     static srng_au32 no_time64;
     if (SRNG_LOAD(&no_time64, relaxed) == 0u) {
-        struct { int64_t sec, nsec; } ts64;
+        struct {
+            int64_t sec, nsec;
+        } ts64;
         long r;
         ts64.sec = SRNG_CAST(int64_t, sec);
         ts64.nsec = nsec;
@@ -1118,8 +1124,8 @@ static int srng_futex_wait(srng_au32 *word, uint32_t expected, uint64_t timeout_
     ts.nsec = nsec;
     /* FUTEX_WAIT (0), not the private variant: the word may be shared
        between processes. */
-    return srng_futex_result(
-        SRNG_SYSCALL(SYS_futex, SRNG_CAST(void *, word), 0, expected, forever ? SRNG_NULL : &ts, SRNG_NULL, 0));
+    return srng_futex_result(SRNG_SYSCALL(SYS_futex, SRNG_CAST(void *, word), 0, expected,
+                                          forever ? SRNG_NULL : &ts, SRNG_NULL, 0));
 }
 #endif
 
@@ -1168,7 +1174,8 @@ static int srng_os_wait(srng_au32 *word, uint32_t expected, uint64_t timeout_ns)
 
 static void srng_os_wake(srng_au32 *word) {
 #if SRNG_OS_SLEEP == SRNG_SLEEPS_FUTEX
-    SRNG_SYSCALL(SYS_futex, SRNG_CAST(void *, word), 1, INT_MAX, SRNG_NULL, SRNG_NULL, 0); /* FUTEX_WAKE */
+    SRNG_SYSCALL(SYS_futex, SRNG_CAST(void *, word), 1, INT_MAX, SRNG_NULL, SRNG_NULL,
+                 0); /* FUTEX_WAKE */
 #elif SRNG_OS_SLEEP == SRNG_SLEEPS_ULOCK
     __ulock_wake(SRNG_UL_COMPARE_AND_WAIT_SHARED | SRNG_ULF_WAKE_ALL, word, 0);
 #elif SRNG_OS_SLEEP == SRNG_SLEEPS_WAIT_ON_ADDRESS
@@ -1227,7 +1234,8 @@ static void srng_sleep(shared_ring_side *s, srng_au32 *word, uint32_t peer_mode,
    next to the word): its wait hook's partner, our wake hook, if it sleeps
    in a hook; the OS call if it sleeps in the same OS primitive as ours. */
 static void srng_wake(shared_ring_side *s, srng_au32 *word) {
-    srng_au32 *mode = SRNG_PUN(srng_au32 *, SRNG_PUN(unsigned char *, word) + SRNG_MODE_AFTER_SLEEPING);
+    srng_au32 *mode =
+        SRNG_PUN(srng_au32 *, SRNG_PUN(unsigned char *, word) + SRNG_MODE_AFTER_SLEEPING);
     uint32_t sleeper = SRNG_LOAD(mode, relaxed) & 0xFFu;
     s->stats.wakes++;
     if (sleeper == SRNG_SLEEPS_HOOK && s->wake != SRNG_NULL) {
@@ -1344,8 +1352,7 @@ static int srng_block(shared_ring_side *s, srng_au32 *word, srng_au32 *peer, srn
     s->stats.waits++;
     start = SHARED_RING_NOW_NS();
     if (s->spin_ns != 0) {
-        r = srng_spin(ready, ctx, start,
-                      s->spin_ns < timeout_ns ? s->spin_ns : timeout_ns);
+        r = srng_spin(ready, ctx, start, s->spin_ns < timeout_ns ? s->spin_ns : timeout_ns);
         if (r == 0 && s->spin_ns >= timeout_ns) r = SHARED_RING_TIMEOUT;
         if (r != 0) {
             s->stats.wait_ns += SHARED_RING_NOW_NS() - start;
@@ -1388,7 +1395,8 @@ static int srng_block(shared_ring_side *s, srng_au32 *word, srng_au32 *peer, srn
 /* At attach: say how we publish and how we sleep and wake, then wake a
    peer that went to sleep trusting our predecessor's modes (it re-reads
    ours when it wakes). `own_sleep_off` is our sleeping word's offset. */
-static void srng_announce_mode(shared_ring_side *s, unsigned own_sleep_off, unsigned peer_sleep_off) {
+static void srng_announce_mode(shared_ring_side *s, unsigned own_sleep_off,
+                               unsigned peer_sleep_off) {
     s->fenceless = SRNG_CAST(uint32_t, srng_register_fenceless());
     SRNG_STORE(srng_u32_at(s->region, own_sleep_off + 4u), s->fenceless, relaxed);
     SRNG_STORE(srng_u32_at(s->region, own_sleep_off + SRNG_MODE_AFTER_SLEEPING), srng_wait_mode(s),
@@ -1630,8 +1638,8 @@ SHARED_RING_API int shared_ring_attach_producer(shared_ring_producer *p, void *r
     r = srng_attach_side(&p->s, region, region_size, &o);
     if (r != SHARED_RING_OK) return r;
     rd = SRNG_LOAD(srng_u64_at(p->s.region, SRNG_OFF_READ_POS), acquire);
-    end = srng_find_end(&p->s, SRNG_LOAD(srng_u64_at(p->s.region, SRNG_OFF_WRITE_POS), acquire),
-                        rd);
+    end =
+        srng_find_end(&p->s, SRNG_LOAD(srng_u64_at(p->s.region, SRNG_OFF_WRITE_POS), acquire), rd);
     if (end == SRNG_REC_BAD) return SHARED_RING_ERR_CORRUPT;
     p->write_pos = p->published = end;
     p->read_cache = rd;
@@ -2029,8 +2037,7 @@ static int srng_check_empty(shared_ring_consumer *c, int thorough) {
     int r;
     if (!thorough && closed == 0u) return 0;
     w = SRNG_LOAD(srng_u64_at(c->s.region, SRNG_OFF_WRITE_POS), acquire);
-    if ((w & 7u) != 0 || w < c->write_cache ||
-        (w > c->peek_pos && w - c->read_pos > c->s.capacity))
+    if ((w & 7u) != 0 || w < c->write_cache || (w > c->peek_pos && w - c->read_pos > c->s.capacity))
         return srng_corrupt(c);
     c->write_cache = w;
     r = srng_message_ready(c);
@@ -2235,8 +2242,8 @@ SHARED_RING_API int shared_ring_producer_usage(const shared_ring_producer *p,
                                                shared_ring_usage *out) {
     if (!srng_is_producer(p)) return srng_usage(SRNG_NULL, SRNG_PRODUCER_MAGIC, 0, 0, out);
     return srng_usage(&p->s, SRNG_PRODUCER_MAGIC,
-                      SRNG_LOAD(srng_u64_at(p->s.region, SRNG_OFF_READ_POS), acquire),
-                      p->write_pos, out);
+                      SRNG_LOAD(srng_u64_at(p->s.region, SRNG_OFF_READ_POS), acquire), p->write_pos,
+                      out);
 }
 
 SHARED_RING_API int shared_ring_consumer_usage(const shared_ring_consumer *c,

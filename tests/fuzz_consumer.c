@@ -56,7 +56,8 @@ static int touch_message(void *user, const void *data, size_t len) {
     if (len > max) abort(); /* must never exceed the attached max_message */
     for (i = 0; i < len; i++) sink += p[i];
     /* The peer keeps writing while we read. */
-    if (forge_in_callback) forge_header((unsigned)(forge_in_callback & 31u), forged_length(forge_in_callback));
+    if (forge_in_callback)
+        forge_header((unsigned)(forge_in_callback & 31u), forged_length(forge_in_callback));
     return 0;
 }
 
@@ -123,7 +124,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t n) {
             memset(region + 524, 1, 1);
             q = 0;
             break;
-        case 8: case 9: case 10: case 11: /* the peer publishes a header */
+        case 8:
+        case 9:
+        case 10:
+        case 11: /* the peer publishes a header */
             forge_header(ops[i] >> 4, forged_length((uint8_t)(ops[i] * 37u)));
             q = 0;
             break;

@@ -15,7 +15,7 @@
 #include <time.h>
 
 #define CAPACITY 256u
-#define TIMEOUT_NS 5000000000ull  /* what a lost wake-up would cost */
+#define TIMEOUT_NS 5000000000ull     /* what a lost wake-up would cost */
 #define WOKEN_WITHIN_NS 100000000ull /* what we require instead */
 
 static const ring_build default_build = { "default", shared_ring_attach_producer,

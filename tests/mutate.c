@@ -36,8 +36,9 @@ static uint64_t next_random(uint64_t *state) {
 
 /* A value a hostile peer would pick for a word. */
 static uint64_t nasty_value(uint64_t *rng) {
-    static const uint64_t picks[] = { 0, 1, 7, 8, 64, 1u << 20, 0xFFFFFFFFu, 0x7FFFFFF8u,
-                                      UINT64_MAX, (uint64_t)1 << 62, 4096, 56 };
+    static const uint64_t picks[] = {
+        0, 1, 7, 8, 64, 1u << 20, 0xFFFFFFFFu, 0x7FFFFFF8u, UINT64_MAX, (uint64_t)1 << 62, 4096, 56
+    };
     uint64_t r = next_random(rng);
     if (r % 3 == 0) return picks[(r >> 8) % (sizeof picks / sizeof picks[0])];
     if (r % 3 == 1) return (uint64_t)((r >> 8) % 200 * 8 | 1) << 32 | (r >> 40) % 300; /* tagged */
@@ -57,7 +58,7 @@ static void *mutator(void *arg) {
             continue;
         }
         off = (size_t)(r >> 8) % (region_bytes / 8) * 8; /* any 8-byte word, data area too */
-        if (off == 0 && r % 16 != 0) continue; /* mostly leave the magic alone */
+        if (off == 0 && r % 16 != 0) continue;           /* mostly leave the magic alone */
         __atomic_store_n((uint64_t *)(void *)(region + off), nasty_value(&rng), __ATOMIC_RELAXED);
     }
     return NULL;
@@ -129,32 +130,39 @@ int main(int argc, char **argv) {
         /* A side that reported a broken or unattached handle attaches again
            (after a fresh format, now and then), so calls keep going ahead. */
         int op = (int)((r >> 12) % 16);
-        if (producer_down && op != 0) op = 1;
-        else if (consumer_down && op != 0) op = 2;
+        if (producer_down && op != 0)
+            op = 1;
+        else if (consumer_down && op != 0)
+            op = 2;
         switch (op) {
         case 0:
             expect_known(0, "format", shared_ring_format(region, region_bytes, CAPACITY, 0));
             break;
         case 1:
-            expect_known('p', "attach_producer", shared_ring_attach_producer(&p, region, region_bytes, &o));
+            expect_known('p', "attach_producer",
+                         shared_ring_attach_producer(&p, region, region_bytes, &o));
             break;
         case 2:
-            expect_known('c', "attach_consumer", shared_ring_attach_consumer(&c, region, region_bytes, &o));
+            expect_known('c', "attach_consumer",
+                         shared_ring_attach_consumer(&c, region, region_bytes, &o));
             attached_max = shared_ring_consumer_max_message(&c);
             break;
         case 3:
         case 4:
-            expect_known('p', "write_bytes", shared_ring_write_bytes(&p, "0123456789abcdef0123",
-                                                                (r >> 20) % 21, timeout));
+            expect_known(
+                'p', "write_bytes",
+                shared_ring_write_bytes(&p, "0123456789abcdef0123", (r >> 20) % 21, timeout));
             break;
         case 5:
-            expect_known('p', "write_timed", shared_ring_write(&p, (r >> 20) % 24, fill_some, NULL, timeout));
+            expect_known('p', "write",
+                         shared_ring_write(&p, (r >> 20) % 24, fill_some, NULL, timeout));
             break;
         case 6:
             if (shared_ring_claim(&p, (r >> 20) % 24, timeout, &claim) == SHARED_RING_OK) {
                 memset(claim, 'c', (r >> 20) % 24);
-                expect_known('p', "commit", r & 1024 ? shared_ring_commit(&p, (r >> 30) % 24)
-                                                : shared_ring_abort(&p));
+                expect_known('p', "commit",
+                             r & 1024 ? shared_ring_commit(&p, (r >> 30) % 24)
+                                      : shared_ring_abort(&p));
             }
             break;
         case 7:
@@ -173,12 +181,8 @@ int main(int argc, char **argv) {
         case 12:
             if (shared_ring_peek(&c, &m) == SHARED_RING_OK) check_message(NULL, m.data, m.len);
             break;
-        case 13:
-            expect_known('c', "release", shared_ring_release(&c));
-            break;
-        case 14:
-            expect_known('c', "wait", shared_ring_wait(&c, timeout));
-            break;
+        case 13: expect_known('c', "release", shared_ring_release(&c)); break;
+        case 14: expect_known('c', "wait", shared_ring_wait(&c, timeout)); break;
         default:
             expect_known('p', "producer_stats", shared_ring_producer_stats(&p, &st));
             expect_known('c', "consumer_stats", shared_ring_consumer_stats(&c, &st));
@@ -188,10 +192,12 @@ int main(int argc, char **argv) {
     __atomic_store_n(&stop_mutating, 1, __ATOMIC_RELAXED);
     pthread_join(t, NULL);
     free(region);
-    printf("mutate: %ld calls against a header rewritten under them, %lu failures\n",
-           iterations, failures);
-    printf("mutate: %lu went ahead (%lu messages read), %lu corrupt, %lu unattached, %lu full/empty/timeout\n",
-           outcomes[0], delivered, outcomes[11], outcomes[13], outcomes[1] + outcomes[2] + outcomes[3]);
+    printf("mutate: %ld calls against a header rewritten under them, %lu failures\n", iterations,
+           failures);
+    printf("mutate: %lu went ahead (%lu messages read), %lu corrupt, %lu unattached, %lu "
+           "full/empty/timeout\n",
+           outcomes[0], delivered, outcomes[11], outcomes[13],
+           outcomes[1] + outcomes[2] + outcomes[3]);
     printf("mutate: %d passed, %d failed\n", failures == 0, failures != 0);
     return failures == 0 ? 0 : 1;
 }

@@ -134,9 +134,9 @@ static void check_documented(const char *function, const char *state, int r) {
         harness_current_failed = 1;
         return;
     }
-    ok = r > 0 ? d->min_count >= 0 && r >= d->min_count
-               : r == 0 ? (d->negatives & 1u) || d->min_count == 0
-                        : r >= SHARED_RING_ERR_HANDLE && (d->negatives & (1u << -r));
+    ok = r > 0    ? d->min_count >= 0 && r >= d->min_count
+         : r == 0 ? (d->negatives & 1u) || d->min_count == 0
+                  : r >= SHARED_RING_ERR_HANDLE && (d->negatives & (1u << -r));
     if (!ok) {
         fprintf(stderr, "  shared_ring_%s in state \"%s\" returned %d (%s), not documented\n",
                 function, state, r, shared_ring_result_string(r));
@@ -204,8 +204,12 @@ static size_t fill_too_much(void *user, void *dst, size_t max_len) {
     (void)dst;
     return max_len + 1;
 }
-static int p_write(shared_ring_producer *p) { return shared_ring_write(p, 8, fill_three, NULL, SHARED_RING_FOREVER); }
-static int p_write_null(shared_ring_producer *p) { return shared_ring_write(p, 8, NULL, NULL, SHARED_RING_FOREVER); }
+static int p_write(shared_ring_producer *p) {
+    return shared_ring_write(p, 8, fill_three, NULL, SHARED_RING_FOREVER);
+}
+static int p_write_null(shared_ring_producer *p) {
+    return shared_ring_write(p, 8, NULL, NULL, SHARED_RING_FOREVER);
+}
 static int p_write_overfill(shared_ring_producer *p) {
     return shared_ring_write(p, 8, fill_too_much, NULL, SHARED_RING_FOREVER);
 }
@@ -218,7 +222,9 @@ static int p_write_huge(shared_ring_producer *p) {
 static int p_write_timed(shared_ring_producer *p) {
     return shared_ring_write(p, 8, fill_three, NULL, 1000000);
 }
-static int p_write_bytes(shared_ring_producer *p) { return shared_ring_write_bytes(p, "abc", 3, 0); }
+static int p_write_bytes(shared_ring_producer *p) {
+    return shared_ring_write_bytes(p, "abc", 3, 0);
+}
 static int p_write_bytes_timed(shared_ring_producer *p) {
     return shared_ring_write_bytes(p, "abc", 3, 1000000);
 }
@@ -281,12 +287,31 @@ static const producer_call producer_calls[] = {
 #define N_PRODUCER_CALLS (sizeof producer_calls / sizeof producer_calls[0])
 
 enum producer_state {
-    P_NULL, P_UNATTACHED, P_WRONG_SIDE, P_FRESH, P_FULL, P_CLAIM_OPEN, P_CORKED, P_CLOSED,
-    P_BROKEN, P_FLAGGED, P_IN_FILL, P_STATES
+    P_NULL,
+    P_UNATTACHED,
+    P_WRONG_SIDE,
+    P_FRESH,
+    P_FULL,
+    P_CLAIM_OPEN,
+    P_CORKED,
+    P_CLOSED,
+    P_BROKEN,
+    P_FLAGGED,
+    P_IN_FILL,
+    P_STATES
 };
 static const char *producer_state_names[] = {
-    "NULL", "unattached", "consumer's handle", "fresh", "full", "claim open", "corked",
-    "closed", "broken", "flagged corrupt by the consumer", "inside fill",
+    "NULL",
+    "unattached",
+    "consumer's handle",
+    "fresh",
+    "full",
+    "claim open",
+    "corked",
+    "closed",
+    "broken",
+    "flagged corrupt by the consumer",
+    "inside fill",
 };
 
 static shared_ring_producer unattached_producer;
@@ -356,7 +381,9 @@ typedef struct consumer_call {
 static int c_read_some(shared_ring_consumer *c) {
     return shared_ring_read_some(c, count_message, NULL);
 }
-static int c_read_some_null(shared_ring_consumer *c) { return shared_ring_read_some(c, NULL, NULL); }
+static int c_read_some_null(shared_ring_consumer *c) {
+    return shared_ring_read_some(c, NULL, NULL);
+}
 static int c_read(shared_ring_consumer *c) { return shared_ring_read(c, count_message, NULL, 0); }
 static int c_read_timed(shared_ring_consumer *c) {
     return shared_ring_read(c, count_message, NULL, 1000000);
@@ -382,23 +409,49 @@ static int c_usage(shared_ring_consumer *c) {
 static int c_usage_null(shared_ring_consumer *c) { return shared_ring_consumer_usage(c, NULL); }
 
 static const consumer_call consumer_calls[] = {
-    { "read_some", c_read_some }, { "read_some", c_read_some_null },
-    { "read", c_read },           { "read", c_read_timed },
-    { "read", c_read_null },      { "wait", c_wait },
-    { "wait", c_wait_timed },     { "peek", c_peek },
-    { "peek", c_peek_null },      { "release", c_release },
-    { "consumer_stats", c_stats }, { "consumer_stats", c_stats_null },
-    { "consumer_usage", c_usage }, { "consumer_usage", c_usage_null },
+    { "read_some", c_read_some },
+    { "read_some", c_read_some_null },
+    { "read", c_read },
+    { "read", c_read_timed },
+    { "read", c_read_null },
+    { "wait", c_wait },
+    { "wait", c_wait_timed },
+    { "peek", c_peek },
+    { "peek", c_peek_null },
+    { "release", c_release },
+    { "consumer_stats", c_stats },
+    { "consumer_stats", c_stats_null },
+    { "consumer_usage", c_usage },
+    { "consumer_usage", c_usage_null },
 };
 #define N_CONSUMER_CALLS (sizeof consumer_calls / sizeof consumer_calls[0])
 
 enum consumer_state {
-    C_NULL, C_UNATTACHED, C_WRONG_SIDE, C_EMPTY, C_DATA, C_PEEKED, C_PADDING_ONLY,
-    C_CLOSED_WITH_DATA, C_CLOSED, C_BROKEN, C_IN_READ, C_STATES
+    C_NULL,
+    C_UNATTACHED,
+    C_WRONG_SIDE,
+    C_EMPTY,
+    C_DATA,
+    C_PEEKED,
+    C_PADDING_ONLY,
+    C_CLOSED_WITH_DATA,
+    C_CLOSED,
+    C_BROKEN,
+    C_IN_READ,
+    C_STATES
 };
 static const char *consumer_state_names[] = {
-    "NULL", "unattached", "producer's handle", "empty", "data", "peeked", "padding only",
-    "closed with data", "closed and drained", "broken", "inside read callback",
+    "NULL",
+    "unattached",
+    "producer's handle",
+    "empty",
+    "data",
+    "peeked",
+    "padding only",
+    "closed with data",
+    "closed and drained",
+    "broken",
+    "inside read callback",
 };
 
 static shared_ring_consumer unattached_consumer;
@@ -474,39 +527,72 @@ TEST(format_and_attach_on_every_kind_of_region_return_documented_results) {
     int kind;
     bad.resume_percent = 101;
     check_documented("format", "NULL region", shared_ring_format(NULL, sizeof other, CAPACITY, 0));
-    check_documented("format", "misaligned", shared_ring_format(other + 4, sizeof other - 4, CAPACITY, 0));
+    check_documented("format", "misaligned",
+                     shared_ring_format(other + 4, sizeof other - 4, CAPACITY, 0));
     check_documented("format", "too small", shared_ring_format(other, 100, CAPACITY, 0));
     check_documented("format", "capacity 1000", shared_ring_format(other, sizeof other, 1000, 0));
-    check_documented("format", "max too big", shared_ring_format(other, sizeof other, CAPACITY, CAPACITY));
+    check_documented("format", "max too big",
+                     shared_ring_format(other, sizeof other, CAPACITY, CAPACITY));
     for (kind = 0; kind < 9; kind++) {
         unsigned char *r = other;
         size_t size = sizeof other;
         const shared_ring_options *o = NULL;
         shared_ring_format(other, sizeof other, CAPACITY, 0);
         switch (kind) {
-        case 0: break;                                  /* good */
-        case 1: r = NULL; break;                        /* NULL */
-        case 2: r = other + 4; size -= 4; break;        /* misaligned */
-        case 3: size = 200; break;                      /* shorter than a header */
-        case 4: size = sizeof other - 8; break;         /* shorter than it says */
-        case 5: memset(other, 0, 4); break;             /* not formatted */
-        case 6: v = 1; memcpy(other + 4, &v, 4); break; /* layout 1 */
-        case 7: v = 100000; memcpy(other + 16, &v, 4); break; /* max_message too big */
-        default: o = &bad; break;                       /* bad options */
+        case 0: break;           /* good */
+        case 1: r = NULL; break; /* NULL */
+        case 2:
+            r = other + 4;
+            size -= 4;
+            break;                              /* misaligned */
+        case 3: size = 200; break;              /* shorter than a header */
+        case 4: size = sizeof other - 8; break; /* shorter than it says */
+        case 5: memset(other, 0, 4); break;     /* not formatted */
+        case 6:
+            v = 1;
+            memcpy(other + 4, &v, 4);
+            break; /* layout 1 */
+        case 7:
+            v = 100000;
+            memcpy(other + 16, &v, 4);
+            break;                /* max_message too big */
+        default: o = &bad; break; /* bad options */
         }
-        check_documented("attach_producer", "some region", shared_ring_attach_producer(&prod, r, size, o));
-        check_documented("attach_consumer", "some region", shared_ring_attach_consumer(&cons, r, size, o));
+        check_documented("attach_producer", "some region",
+                         shared_ring_attach_producer(&prod, r, size, o));
+        check_documented("attach_consumer", "some region",
+                         shared_ring_attach_consumer(&cons, r, size, o));
     }
-    check_documented("attach_producer", "NULL handle", shared_ring_attach_producer(NULL, other, sizeof other, NULL));
-    check_documented("attach_consumer", "NULL handle", shared_ring_attach_consumer(NULL, other, sizeof other, NULL));
+    check_documented("attach_producer", "NULL handle",
+                     shared_ring_attach_producer(NULL, other, sizeof other, NULL));
+    check_documented("attach_consumer", "NULL handle",
+                     shared_ring_attach_consumer(NULL, other, sizeof other, NULL));
 }
 
 TEST(every_int_function_has_a_documented_result_list) {
     static const char *const expected[] = {
-        "format", "attach_producer", "attach_consumer", "write", "write_bytes", "write_str",
-        "claim", "commit", "abort", "cork", "uncork", "flush",
-        "close", "read_some", "read", "wait", "peek", "release", "producer_stats",
-        "consumer_stats", "producer_usage", "consumer_usage",
+        "format",
+        "attach_producer",
+        "attach_consumer",
+        "write",
+        "write_bytes",
+        "write_str",
+        "claim",
+        "commit",
+        "abort",
+        "cork",
+        "uncork",
+        "flush",
+        "close",
+        "read_some",
+        "read",
+        "wait",
+        "peek",
+        "release",
+        "producer_stats",
+        "consumer_stats",
+        "producer_usage",
+        "consumer_usage",
     };
     size_t i;
     for (i = 0; i < sizeof expected / sizeof expected[0]; i++) {

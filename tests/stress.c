@@ -29,7 +29,7 @@
 
 static uint64_t messages = 10000000u;
 
-typedef enum mode { MODE_BLOCKING, MODE_TRY, MODE_CORKED } mode;
+typedef enum mode { MODE_BLOCKING, MODE_NO_WAIT, MODE_CORKED } mode;
 
 typedef struct run {
     void *region;
@@ -50,7 +50,7 @@ static size_t fill_message(void *user, void *dst, size_t max_len) {
 
 static int produce_one(shared_ring_producer *p, uint64_t seq, mode how) {
     size_t len = message_len(seq, MAX_LEN);
-    if (how == MODE_TRY) {
+    if (how == MODE_NO_WAIT) {
         int r;
         while ((r = shared_ring_write(p, len, fill_message, &seq, 0)) == SHARED_RING_FULL)
             sched_yield();
@@ -100,7 +100,7 @@ static void consume_all(run *r) {
     for (;;) {
         if (r->how == MODE_BLOCKING) {
             n = shared_ring_read(&c, message_tally_check, &r->seen, SHARED_RING_FOREVER);
-        } else if (r->how == MODE_TRY) {
+        } else if (r->how == MODE_NO_WAIT) {
             n = shared_ring_read_some(&c, message_tally_check, &r->seen);
             if (n == SHARED_RING_EMPTY) {
                 sched_yield();
@@ -192,13 +192,17 @@ static void between_processes(mode how) {
 TEST(threads_blocking_writes_and_blocking_batch_reads_lose_nothing) {
     between_threads(MODE_BLOCKING);
 }
-TEST(threads_try_writes_and_polled_batch_reads_lose_nothing) { between_threads(MODE_TRY); }
+TEST(threads_writes_without_waiting_and_polled_batch_reads_lose_nothing) {
+    between_threads(MODE_NO_WAIT);
+}
 TEST(threads_corked_claims_and_pull_reads_lose_nothing) { between_threads(MODE_CORKED); }
 #if HAVE_PROCESSES
 TEST(processes_blocking_writes_and_blocking_batch_reads_lose_nothing) {
     between_processes(MODE_BLOCKING);
 }
-TEST(processes_try_writes_and_polled_batch_reads_lose_nothing) { between_processes(MODE_TRY); }
+TEST(processes_writes_without_waiting_and_polled_batch_reads_lose_nothing) {
+    between_processes(MODE_NO_WAIT);
+}
 TEST(processes_corked_claims_and_pull_reads_lose_nothing) { between_processes(MODE_CORKED); }
 #endif
 
@@ -208,13 +212,13 @@ int main(int argc, char **argv) {
     if (argc > 1) messages = strtoull(argv[1], NULL, 10);
     if (threads) {
         RUN(threads_blocking_writes_and_blocking_batch_reads_lose_nothing);
-        RUN(threads_try_writes_and_polled_batch_reads_lose_nothing);
+        RUN(threads_writes_without_waiting_and_polled_batch_reads_lose_nothing);
         RUN(threads_corked_claims_and_pull_reads_lose_nothing);
     }
     if (processes && HAVE_PROCESSES) {
 #if HAVE_PROCESSES
         RUN(processes_blocking_writes_and_blocking_batch_reads_lose_nothing);
-        RUN(processes_try_writes_and_polled_batch_reads_lose_nothing);
+        RUN(processes_writes_without_waiting_and_polled_batch_reads_lose_nothing);
         RUN(processes_corked_claims_and_pull_reads_lose_nothing);
 #endif
     }

@@ -66,9 +66,7 @@ TEST(timeout_is_rounded_up_to_whole_microseconds) {
     CHECK(us > 2900000u && us <= 3000001u);
 }
 
-TEST(forever_passes_no_timeout) {
-    CHECK_EQ(wait_and_get_ulock_timeout(SHARED_RING_FOREVER), 0);
-}
+TEST(forever_passes_no_timeout) { CHECK_EQ(wait_and_get_ulock_timeout(SHARED_RING_FOREVER), 0); }
 
 TEST(short_timeout_times_out_on_time) {
     struct timespec a, b;

@@ -162,7 +162,7 @@ TEST(positions_and_records_live_at_the_documented_offsets) {
     setup(1024, 0);
     CHECK_EQ(shared_ring_write_bytes(&prod, "abc", 3, 0), SHARED_RING_OK);
     CHECK_EQ(shared_ring_write_bytes(&prod, "", 0, 0), SHARED_RING_OK);
-    CHECK_EQ(region_u64(128), 24);                                    /* write_pos */
+    CHECK_EQ(region_u64(128), 24);                                        /* write_pos */
     CHECK_EQ(region_u64(SHARED_RING_HEADER_SIZE), (uint64_t)1 << 32 | 3); /* tag 0|1, length */
     CHECK(memcmp(region + SHARED_RING_HEADER_SIZE + 8, "abc", 3) == 0);
     CHECK_EQ(region_u64(SHARED_RING_HEADER_SIZE + 16), (uint64_t)17 << 32); /* tag 16|1 */
@@ -431,7 +431,8 @@ TEST(write_callback_publishes_the_length_it_returns) {
 TEST(write_callback_returning_more_than_max_len_cancels_the_write) {
     seen s;
     setup(1024, 0);
-    CHECK_EQ(shared_ring_write(&prod, 16, fill_too_much, NULL, SHARED_RING_FOREVER), SHARED_RING_ERR_TOO_BIG);
+    CHECK_EQ(shared_ring_write(&prod, 16, fill_too_much, NULL, SHARED_RING_FOREVER),
+             SHARED_RING_ERR_TOO_BIG);
     CHECK_EQ(drain(&s), SHARED_RING_EMPTY);
     CHECK_EQ(shared_ring_write(&prod, 16, fill_hello, NULL, SHARED_RING_FOREVER),
              SHARED_RING_OK); /* no claim left open */
@@ -899,7 +900,6 @@ TEST(read_functions_reject_null_callbacks) {
     CHECK_EQ(shared_ring_read(&cons, NULL, NULL, 0), SHARED_RING_ERR_ARG);
 }
 
-
 /* ---- layout v2: records announce themselves ------------------------------ */
 
 TEST(consumer_finds_records_without_reading_write_pos) {
@@ -1017,7 +1017,8 @@ TEST(attach_rejects_more_published_records_than_the_ring_holds) {
        never leaves less than 8 bytes free. */
     for (pos = 0; pos < 256; pos += 8)
         set_region_u64(SHARED_RING_HEADER_SIZE + pos, (uint64_t)(pos | 1) << 32 | 0);
-    CHECK_EQ(shared_ring_attach_producer(&prod, region, region_bytes, NULL), SHARED_RING_ERR_CORRUPT);
+    CHECK_EQ(shared_ring_attach_producer(&prod, region, region_bytes, NULL),
+             SHARED_RING_ERR_CORRUPT);
 }
 
 static int wait_hook_first_call_ns_set;
@@ -1117,7 +1118,7 @@ TEST(write_pos_past_a_position_without_a_record_is_corrupt) {
     seen s;
     setup(1024, 0);
     shared_ring_write_bytes(&prod, "abc", 3, 0);
-    set_region_u32(SHARED_RING_HEADER_SIZE + 4, 5); /* the tag no longer matches */
+    set_region_u32(SHARED_RING_HEADER_SIZE + 4, 5);                /* the tag no longer matches */
     CHECK_EQ(shared_ring_wait(&cons, 0), SHARED_RING_ERR_CORRUPT); /* write_pos 16 says it was */
     CHECK_EQ(drain(&s), SHARED_RING_ERR_CORRUPT);
 }
@@ -1204,11 +1205,11 @@ TEST(padding_ending_more_than_a_capacity_past_read_pos_is_corrupt) {
     setup(256, 0);
     shared_ring_write_bytes(&prod, buf, sizeof buf, 0);
     shared_ring_write_bytes(&prod, buf, sizeof buf, 0);
-    CHECK_EQ(drain(&s), 2); /* read_pos 128 */
-    shared_ring_write_bytes(&prod, buf, sizeof buf, 0); /* [128, 192) */
-    shared_ring_write_bytes(&prod, buf, sizeof buf, 0); /* [192, 256) */
-    shared_ring_write_bytes(&prod, "", 0, 0);          /* [256, 264) */
-    shared_ring_write_bytes(&prod, "", 0, 0);          /* [264, 272) */
+    CHECK_EQ(drain(&s), 2);                                   /* read_pos 128 */
+    shared_ring_write_bytes(&prod, buf, sizeof buf, 0);       /* [128, 192) */
+    shared_ring_write_bytes(&prod, buf, sizeof buf, 0);       /* [192, 256) */
+    shared_ring_write_bytes(&prod, "", 0, 0);                 /* [256, 264) */
+    shared_ring_write_bytes(&prod, "", 0, 0);                 /* [264, 272) */
     set_region_u32(SHARED_RING_HEADER_SIZE + 8, 0xFFFFFFFFu); /* pads to 512 > 384 */
     CHECK_EQ(drain(&s), SHARED_RING_ERR_CORRUPT);
     CHECK_EQ(s.count, 3);
@@ -1291,7 +1292,9 @@ static int nested_write(shared_ring_producer *p) {
 static int nested_write_bytes(shared_ring_producer *p) {
     return shared_ring_write_bytes(p, "inner", 5, 0);
 }
-static int nested_write_str(shared_ring_producer *p) { return shared_ring_write_str(p, "inner", 0); }
+static int nested_write_str(shared_ring_producer *p) {
+    return shared_ring_write_str(p, "inner", 0);
+}
 static int nested_claim(shared_ring_producer *p) {
     void *out;
     return shared_ring_claim(p, 5, 0, &out);
@@ -1345,11 +1348,13 @@ static void check_call_inside_fill(producer_call call) {
     setup(1024, 0);
     nested_producer = call;
     nested_result = 1;
-    CHECK_EQ(shared_ring_write(&prod, 5, fill_calling_back, NULL, SHARED_RING_FOREVER), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_write(&prod, 5, fill_calling_back, NULL, SHARED_RING_FOREVER),
+             SHARED_RING_OK);
     CHECK_EQ(nested_result, SHARED_RING_ERR_STATE);
     CHECK_EQ(drain(&s), 1);
     CHECK(s.text_len == 5 && memcmp(s.text, "outer", 5) == 0);
-    CHECK_EQ(shared_ring_write_bytes(&prod, "after", 5, 0), SHARED_RING_OK); /* not closed, not corked */
+    CHECK_EQ(shared_ring_write_bytes(&prod, "after", 5, 0),
+             SHARED_RING_OK); /* not closed, not corked */
     CHECK_EQ(drain(&s), 1);
 }
 
@@ -1369,14 +1374,10 @@ static void check_call_inside_read(consumer_call call) {
     CHECK_EQ(region_u64(256), 32); /* both released */
 }
 
-#define CALL_INSIDE_FILL_TEST(name)                                                 \
-    TEST(name##_inside_a_fill_callback_is_a_state_error) {                          \
-        check_call_inside_fill(nested_##name);                                      \
-    }
-#define CALL_INSIDE_READ_TEST(name)                                                 \
-    TEST(name##_inside_a_read_callback_is_a_state_error) {                          \
-        check_call_inside_read(nested_##name);                                      \
-    }
+#define CALL_INSIDE_FILL_TEST(name) \
+    TEST(name##_inside_a_fill_callback_is_a_state_error) { check_call_inside_fill(nested_##name); }
+#define CALL_INSIDE_READ_TEST(name) \
+    TEST(name##_inside_a_read_callback_is_a_state_error) { check_call_inside_read(nested_##name); }
 CALL_INSIDE_FILL_TEST(write)
 CALL_INSIDE_FILL_TEST(write_bytes)
 CALL_INSIDE_FILL_TEST(write_str)
