@@ -670,6 +670,22 @@ SHARED_RING_API int shared_ring_peek(shared_ring_consumer *c, shared_ring_messag
    callback); ERR_HANDLE. */
 SHARED_RING_API int shared_ring_release(shared_ring_consumer *c);
 
+/* Event loops: the consumer sleeps in your loop (epoll, poll, kqueue,
+   libuv) instead of in the library. Attach both sides with wait and wake
+   hooks whose wake signals a descriptor your loop watches (an eventfd, a
+   pipe). Before each sleep, arm: it announces the consumer as asleep, then
+   looks once more. If it says armed, sleep; the producer's next publish
+   calls its wake hook. If it says a message is ready, read instead of
+   sleeping. Re-arm before every sleep; a stale arm costs one spurious
+   wake-up, never a lost one. Consumer side. Never blocks (on Linux it may
+   make one membarrier call).
+   Returns: OK (armed: sleep until your descriptor fires); a count >= 1
+   (always 1: a message is ready, do not sleep); CLOSED (none, and the
+   producer closed);
+   ERR_STATE (the handle has no wait hooks, or inside a callback);
+   ERR_CORRUPT; ERR_HANDLE. */
+SHARED_RING_API int shared_ring_arm(shared_ring_consumer *c);
+
 /* ---- either side -------------------------------------------------------- */
 
 /* Copy this handle's counters to *out (zeroed on any error). The
@@ -2184,6 +2200,28 @@ SHARED_RING_API int shared_ring_peek(shared_ring_consumer *c, shared_ring_messag
     if (r == 0) return SHARED_RING_EMPTY;
     c->peeked++;
     return SHARED_RING_OK;
+}
+
+SHARED_RING_API int shared_ring_arm(shared_ring_consumer *c) {
+    srng_au32 *word, *producer_fenceless;
+    int r = srng_consumer_ok(c);
+    if (r != SHARED_RING_OK) return r;
+    if (c->s.wake == SRNG_NULL) return SHARED_RING_ERR_STATE; /* the producer could not reach us */
+    r = srng_data_ready(c, 1);
+    if (r != 0) return r;
+    /* The same announce / barrier / re-check as srng_block, without the
+       sleep: the caller sleeps in its own loop. */
+    word = srng_u32_at(c->s.region, SRNG_OFF_CONSUMER_SLEEPING);
+    producer_fenceless = srng_u32_at(c->s.region, SRNG_OFF_PRODUCER_FENCELESS);
+    SRNG_STORE(word, 1u, release);
+    SRNG_FENCE();
+    /* A fenceless producer is ordered by membarrier; if that fails, we
+       cannot promise a wake-up: say "ready" so the loop looks again. */
+    r = SRNG_LOAD(producer_fenceless, relaxed) != 0u && !srng_asymmetric_barrier()
+            ? 1
+            : srng_data_ready(c, 1);
+    if (r != 0) SRNG_STORE(word, 0u, relaxed);
+    return r;
 }
 
 SHARED_RING_API int shared_ring_release(shared_ring_consumer *c) {

@@ -407,6 +407,7 @@ static int c_usage(shared_ring_consumer *c) {
     return shared_ring_consumer_usage(c, &u);
 }
 static int c_usage_null(shared_ring_consumer *c) { return shared_ring_consumer_usage(c, NULL); }
+static int c_arm(shared_ring_consumer *c) { return shared_ring_arm(c); }
 
 static const consumer_call consumer_calls[] = {
     { "read_some", c_read_some },
@@ -423,6 +424,7 @@ static const consumer_call consumer_calls[] = {
     { "consumer_stats", c_stats_null },
     { "consumer_usage", c_usage },
     { "consumer_usage", c_usage_null },
+    { "arm", c_arm },
 };
 #define N_CONSUMER_CALLS (sizeof consumer_calls / sizeof consumer_calls[0])
 
@@ -438,6 +440,9 @@ enum consumer_state {
     C_CLOSED,
     C_BROKEN,
     C_IN_READ,
+    C_HOOKED_EMPTY,
+    C_HOOKED_DATA,
+    C_HOOKED_CLOSED,
     C_STATES
 };
 static const char *consumer_state_names[] = {
@@ -452,6 +457,9 @@ static const char *consumer_state_names[] = {
     "closed and drained",
     "broken",
     "inside read callback",
+    "empty, with wait hooks",
+    "data, with wait hooks",
+    "closed and drained, with wait hooks",
 };
 
 static shared_ring_consumer unattached_consumer;
@@ -464,6 +472,25 @@ static int read_calling(void *user, const void *data, size_t len) {
     (void)len;
     result_in_read = call_in_read->call(&cons);
     return 0;
+}
+
+static void ignore_wait(void *user, void *addr, uint32_t expected, uint64_t timeout_ns) {
+    (void)user;
+    (void)addr;
+    (void)expected;
+    (void)timeout_ns;
+}
+static void ignore_wake(void *user, void *addr) {
+    (void)user;
+    (void)addr;
+}
+
+/* The consumer again, with wait hooks (what an event loop uses). */
+static void reattach_consumer_with_hooks(void) {
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
+    o.wait = ignore_wait;
+    o.wake = ignore_wake;
+    CHECK_EQ(shared_ring_attach_consumer(&cons, region, sizeof region, &o), SHARED_RING_OK);
 }
 
 static int run_consumer_call(enum consumer_state st, const consumer_call *call) {
@@ -504,6 +531,15 @@ static int run_consumer_call(enum consumer_state st, const consumer_call *call) 
         result_in_read = 1;
         shared_ring_read_some(&cons, read_calling, NULL);
         return result_in_read;
+    case C_HOOKED_EMPTY: reattach_consumer_with_hooks(); break;
+    case C_HOOKED_DATA:
+        reattach_consumer_with_hooks();
+        shared_ring_write_bytes(&prod, "abc", 3, 0);
+        break;
+    case C_HOOKED_CLOSED:
+        reattach_consumer_with_hooks();
+        shared_ring_close(&prod);
+        break;
     default: break;
     }
     return call->call(&cons);
@@ -593,6 +629,7 @@ TEST(every_int_function_has_a_documented_result_list) {
         "consumer_stats",
         "producer_usage",
         "consumer_usage",
+        "arm",
     };
     size_t i;
     for (i = 0; i < sizeof expected / sizeof expected[0]; i++) {

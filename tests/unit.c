@@ -1321,6 +1321,7 @@ static int nested_peek(shared_ring_consumer *c) {
     return shared_ring_peek(c, &m);
 }
 static int nested_release(shared_ring_consumer *c) { return shared_ring_release(c); }
+static int nested_arm(shared_ring_consumer *c) { return shared_ring_arm(c); }
 static int nested_consumer_stats(shared_ring_consumer *c) {
     shared_ring_stats st;
     return shared_ring_consumer_stats(c, &st);
@@ -1395,6 +1396,7 @@ CALL_INSIDE_READ_TEST(wait)
 CALL_INSIDE_READ_TEST(peek)
 CALL_INSIDE_READ_TEST(release)
 CALL_INSIDE_READ_TEST(consumer_stats)
+CALL_INSIDE_READ_TEST(arm)
 
 /* Wait and wake hooks are callbacks too. */
 static int hook_nested_results[2];
@@ -1491,6 +1493,54 @@ TEST(flush_and_close_report_corruption_the_consumer_found) {
     CHECK_EQ(shared_ring_flush(&prod), SHARED_RING_ERR_CORRUPT);
     CHECK_EQ(shared_ring_close(&prod), SHARED_RING_ERR_CORRUPT);
     CHECK_EQ(region_u32(524), 0); /* not closed: the stream is broken */
+}
+
+/* ---- event loops: arm --------------------------------------------------------- */
+
+/* Both sides with hooks: the producer's wake hook is what signals a loop. */
+static void setup_for_event_loop(void) {
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
+    o.wait = counting_wait;
+    o.wake = counting_wake;
+    setup_opt(1024, 0, &o);
+    wait_hook_calls = wake_hook_calls = 0;
+}
+
+TEST(arm_on_an_empty_ring_announces_the_consumer_asleep) {
+    setup_for_event_loop();
+    CHECK_EQ(shared_ring_arm(&cons), SHARED_RING_OK);
+    CHECK_EQ(region_u32(384), 1); /* consumer_sleeping */
+    CHECK_EQ(wait_hook_calls, 0); /* arm never sleeps itself */
+}
+
+TEST(write_after_arm_calls_the_producers_wake_hook_once) {
+    setup_for_event_loop();
+    CHECK_EQ(shared_ring_arm(&cons), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_write_bytes(&prod, "x", 1, 0), SHARED_RING_OK);
+    CHECK_EQ(wake_hook_calls, 1);
+    CHECK_EQ(region_u32(384), 0);
+    CHECK_EQ(shared_ring_write_bytes(&prod, "y", 1, 0), SHARED_RING_OK);
+    CHECK_EQ(wake_hook_calls, 1); /* not armed again: no second wake-up */
+    CHECK_EQ(drain(&(seen){ 0 }), 2);
+}
+
+TEST(arm_with_a_message_waiting_says_ready_and_stays_unarmed) {
+    setup_for_event_loop();
+    CHECK_EQ(shared_ring_write_bytes(&prod, "x", 1, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_arm(&cons), 1);
+    CHECK_EQ(region_u32(384), 0);
+}
+
+TEST(arm_after_the_stream_ended_says_closed) {
+    setup_for_event_loop();
+    CHECK_EQ(shared_ring_close(&prod), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_arm(&cons), SHARED_RING_CLOSED);
+}
+
+TEST(arm_without_wait_hooks_is_a_state_error) {
+    setup(1024, 0);
+    CHECK_EQ(shared_ring_arm(&cons), SHARED_RING_ERR_STATE);
+    CHECK_EQ(region_u32(384), 0);
 }
 
 /* ---- sizing and usage ------------------------------------------------------ */
@@ -1682,6 +1732,11 @@ int main(void) {
     RUN(header_changed_after_attach_does_not_move_the_bounds);
     RUN(attach_says_in_the_region_whether_it_publishes_without_a_fence);
     RUN(attach_says_in_the_region_how_it_sleeps_and_wakes);
+    RUN(arm_on_an_empty_ring_announces_the_consumer_asleep);
+    RUN(write_after_arm_calls_the_producers_wake_hook_once);
+    RUN(arm_with_a_message_waiting_says_ready_and_stays_unarmed);
+    RUN(arm_after_the_stream_ended_says_closed);
+    RUN(arm_without_wait_hooks_is_a_state_error);
     RUN(size_for_gives_the_bytes_of_the_smallest_ring_that_fits);
     RUN(format_with_zero_capacity_takes_the_largest_ring_that_fits);
     RUN(usage_counts_used_and_free_bytes_from_both_sides);
@@ -1706,6 +1761,7 @@ int main(void) {
     RUN(peek_inside_a_read_callback_is_a_state_error);
     RUN(release_inside_a_read_callback_is_a_state_error);
     RUN(consumer_stats_inside_a_read_callback_is_a_state_error);
+    RUN(arm_inside_a_read_callback_is_a_state_error);
     RUN(calls_inside_wait_and_wake_hooks_are_state_errors);
     RUN(producer_blocked_forever_is_woken_when_the_consumer_finds_corruption);
     RUN(producer_notices_corruption_within_one_capacity_of_writes);
