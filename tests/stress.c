@@ -1,6 +1,8 @@
 /* Stress: many self-checking messages of random sizes through a small ring
    that wraps constantly, between two threads and between two processes, in
-   every producer mode. Zero lost, duplicated, reordered or corrupted messages.
+   every producer mode, and with a consumer that sleeps in its own poll()
+   loop (shared_ring_arm + pipes signalled by wake hooks). Zero lost,
+   duplicated, reordered or corrupted messages, and no lost wake-up.
 
    usage: stress [MESSAGES_PER_RUN [threads|processes|all]]
    (default 10000000 messages per run, all runs) */
@@ -19,6 +21,8 @@
 #define HAVE_PROCESSES 0
 #else
 #define HAVE_PROCESSES 1
+#include <fcntl.h>
+#include <poll.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -29,7 +33,14 @@
 
 static uint64_t messages = 10000000u;
 
-typedef enum mode { MODE_BLOCKING, MODE_NO_WAIT, MODE_CORKED } mode;
+typedef enum mode { MODE_BLOCKING, MODE_NO_WAIT, MODE_CORKED, MODE_EVENT_LOOP } mode;
+
+/* MODE_EVENT_LOOP: each side sleeps on the read end of its own pipe, and
+   its wake hook writes to the other side's pipe. */
+typedef struct loop_fds {
+    int sleep_on; /* read end this side polls */
+    int wake;     /* write end of the peer's pipe */
+} loop_fds;
 
 typedef struct run {
     void *region;
@@ -38,7 +49,75 @@ typedef struct run {
     int attach_failed;
     message_tally seen;
     int end_result;
+    loop_fds producer_fds, consumer_fds;
+    uint64_t lost_wakeups; /* event loop: a poll that waited 5 s for nothing */
 } run;
+
+#if HAVE_PROCESSES
+static void drain_pipe(int fd) {
+    char buf[64];
+    while (read(fd, buf, sizeof buf) > 0) {
+    }
+}
+
+static void pipe_wait(void *user, void *addr, uint32_t expected, uint64_t timeout_ns) {
+    const loop_fds *f = (const loop_fds *)user;
+    struct pollfd pfd;
+    int ms = timeout_ns >= 1000000000u ? 1000 : (int)(timeout_ns / 1000000u) + 1;
+    if (__atomic_load_n((uint32_t *)addr, __ATOMIC_ACQUIRE) != expected) return;
+    pfd.fd = f->sleep_on;
+    pfd.events = POLLIN;
+    if (poll(&pfd, 1, ms) > 0) drain_pipe(f->sleep_on);
+}
+
+static void pipe_wake(void *user, void *addr) {
+    const loop_fds *f = (const loop_fds *)user;
+    char one = 1;
+    (void)addr;
+    if (write(f->wake, &one, 1) < 0) { /* full: a wake-up is pending anyway */
+    }
+}
+
+/* Two non-blocking pipes, one per sleeper. */
+static int make_loop_fds(run *r) {
+    int to_producer[2], to_consumer[2], i;
+    if (pipe(to_producer) != 0 || pipe(to_consumer) != 0) return -1;
+    for (i = 0; i < 2; i++) {
+        fcntl(to_producer[i], F_SETFL, O_NONBLOCK);
+        fcntl(to_consumer[i], F_SETFL, O_NONBLOCK);
+    }
+    r->producer_fds.sleep_on = to_producer[0];
+    r->producer_fds.wake = to_consumer[1];
+    r->consumer_fds.sleep_on = to_consumer[0];
+    r->consumer_fds.wake = to_producer[1];
+    return 0;
+}
+
+static void close_loop_fds(run *r) {
+    close(r->producer_fds.sleep_on);
+    close(r->producer_fds.wake);
+    close(r->consumer_fds.sleep_on);
+    close(r->consumer_fds.wake);
+}
+#endif
+
+/* Attach options for a side: NULL, or pipe hooks in the event-loop mode. */
+static const shared_ring_options *options_for(const run *r, const loop_fds *fds,
+                                              shared_ring_options *o) {
+#if HAVE_PROCESSES
+    if (r->how == MODE_EVENT_LOOP) {
+        *o = shared_ring_default_options();
+        o->wait = pipe_wait;
+        o->wake = pipe_wake;
+        o->hook_user = (void *)(uintptr_t)fds;
+        return o;
+    }
+#endif
+    (void)r;
+    (void)fds;
+    (void)o;
+    return NULL;
+}
 
 /* ---- producer -------------------------------------------------------------- */
 
@@ -67,10 +146,14 @@ static int produce_one(shared_ring_producer *p, uint64_t seq, mode how) {
 }
 
 /* Returns 0 when every message was written. */
-static int produce_all(void *region, size_t size, mode how) {
+static int produce_all(const run *r) {
     shared_ring_producer p;
+    shared_ring_options o;
     uint64_t seq = 0;
-    if (shared_ring_attach_producer(&p, region, size, NULL) != SHARED_RING_OK) return 1;
+    mode how = r->how;
+    if (shared_ring_attach_producer(&p, r->region, r->size, options_for(r, &r->producer_fds, &o)) !=
+        SHARED_RING_OK)
+        return 1;
     while (seq < messages) {
         uint64_t batch = how == MODE_CORKED ? 1u + message_mix(seq) % 64u : 1u;
         if (how == MODE_CORKED) shared_ring_cork(&p);
@@ -83,17 +166,39 @@ static int produce_all(void *region, size_t size, mode how) {
 
 static void *producer_thread(void *arg) {
     run *r = (run *)arg;
-    if (produce_all(r->region, r->size, r->how) != 0) r->attach_failed = 1;
+    if (produce_all(r) != 0) r->attach_failed = 1;
     return NULL;
 }
 
 /* ---- consumer -------------------------------------------------------------- */
 
-/* Blocking batch reads, polling batch reads, or the pull API, by mode. */
+#if HAVE_PROCESSES
+/* The event loop: read what is there; when nothing, arm, then sleep in
+   poll() on our pipe until the producer's wake hook writes to it. A poll
+   that waits 5 s for nothing is a lost wake-up. Returns read_some's last. */
+static int event_loop_step(run *r, shared_ring_consumer *c) {
+    struct pollfd pfd;
+    int n = shared_ring_read_some(c, message_tally_check, &r->seen);
+    if (n != SHARED_RING_EMPTY) return n;
+    n = shared_ring_arm(c);
+    if (n != SHARED_RING_OK) return n == 1 ? 0 : n;
+    pfd.fd = r->consumer_fds.sleep_on;
+    pfd.events = POLLIN;
+    /* after one lost wake-up, short polls: finish (and fail) soon */
+    if (poll(&pfd, 1, r->lost_wakeups != 0 ? 10 : 5000) == 0) r->lost_wakeups++;
+    drain_pipe(r->consumer_fds.sleep_on);
+    return 0;
+}
+#endif
+
+/* Blocking batch reads, polling batch reads, the pull API, or an event
+   loop, by mode. */
 static void consume_all(run *r) {
     shared_ring_consumer c;
+    shared_ring_options o;
     int n;
-    if (shared_ring_attach_consumer(&c, r->region, r->size, NULL) != SHARED_RING_OK) {
+    if (shared_ring_attach_consumer(&c, r->region, r->size, options_for(r, &r->consumer_fds, &o)) !=
+        SHARED_RING_OK) {
         r->attach_failed = 1;
         return;
     }
@@ -106,6 +211,10 @@ static void consume_all(run *r) {
                 sched_yield();
                 n = 0;
             }
+        } else if (r->how == MODE_EVENT_LOOP) {
+#if HAVE_PROCESSES
+            n = event_loop_step(r, &c);
+#endif
         } else {
             shared_ring_message m;
             n = shared_ring_wait(&c, SHARED_RING_FOREVER);
@@ -145,6 +254,7 @@ static void free_region(void *mem, size_t size) {
 
 static void check_run(const run *r) {
     CHECK_EQ(r->attach_failed, 0);
+    CHECK_EQ(r->lost_wakeups, 0);
     CHECK_EQ(r->end_result, SHARED_RING_CLOSED);
     CHECK_EQ(r->seen.delivered, messages);
     CHECK_EQ(r->seen.bad, 0);
@@ -161,10 +271,16 @@ static void between_threads(mode how) {
     r.region = alloc_region(&r.size);
     CHECK(r.region != NULL);
     if (r.region == NULL) return;
+#if HAVE_PROCESSES
+    if (how == MODE_EVENT_LOOP) CHECK_EQ(make_loop_fds(&r), 0);
+#endif
     pthread_create(&t, NULL, producer_thread, &r);
     consume_all(&r);
     pthread_join(t, NULL);
     check_run(&r);
+#if HAVE_PROCESSES
+    if (how == MODE_EVENT_LOOP) close_loop_fds(&r);
+#endif
     free_region(r.region, r.size);
 }
 
@@ -179,12 +295,14 @@ static void between_processes(mode how) {
     r.region = alloc_region(&r.size);
     CHECK(r.region != NULL);
     if (r.region == NULL) return;
+    if (how == MODE_EVENT_LOOP) CHECK_EQ(make_loop_fds(&r), 0);
     child = fork();
-    if (child == 0) _exit(produce_all(r.region, r.size, how));
+    if (child == 0) _exit(produce_all(&r));
     consume_all(&r);
     CHECK(waitpid(child, &status, 0) == child);
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     check_run(&r);
+    if (how == MODE_EVENT_LOOP) close_loop_fds(&r);
     free_region(r.region, r.size);
 }
 #endif
@@ -204,6 +322,12 @@ TEST(processes_writes_without_waiting_and_polled_batch_reads_lose_nothing) {
     between_processes(MODE_NO_WAIT);
 }
 TEST(processes_corked_claims_and_pull_reads_lose_nothing) { between_processes(MODE_CORKED); }
+TEST(threads_event_loop_consumer_loses_no_message_and_no_wakeup) {
+    between_threads(MODE_EVENT_LOOP);
+}
+TEST(processes_event_loop_consumer_loses_no_message_and_no_wakeup) {
+    between_processes(MODE_EVENT_LOOP);
+}
 #endif
 
 int main(int argc, char **argv) {
@@ -214,12 +338,16 @@ int main(int argc, char **argv) {
         RUN(threads_blocking_writes_and_blocking_batch_reads_lose_nothing);
         RUN(threads_writes_without_waiting_and_polled_batch_reads_lose_nothing);
         RUN(threads_corked_claims_and_pull_reads_lose_nothing);
+#if HAVE_PROCESSES
+        RUN(threads_event_loop_consumer_loses_no_message_and_no_wakeup);
+#endif
     }
     if (processes && HAVE_PROCESSES) {
 #if HAVE_PROCESSES
         RUN(processes_blocking_writes_and_blocking_batch_reads_lose_nothing);
         RUN(processes_writes_without_waiting_and_polled_batch_reads_lose_nothing);
         RUN(processes_corked_claims_and_pull_reads_lose_nothing);
+        RUN(processes_event_loop_consumer_loses_no_message_and_no_wakeup);
 #endif
     }
     return harness_summary("stress");
