@@ -657,7 +657,8 @@ SHARED_RING_API int shared_ring_wait(shared_ring_consumer *c, uint64_t timeout_n
 
 /* Pull API: hand out the next message without releasing it. Each call moves
    to the following message; the pointers stay valid until release. Consumer
-   side. Never blocks.
+   side. Never blocks. *msg is zeroed (data NULL, len 0) on every result
+   but OK.
    Returns: OK; EMPTY (no message now); CLOSED (none, and the producer
    closed); ERR_ARG (msg NULL); ERR_STATE (inside a callback); ERR_CORRUPT;
    ERR_HANDLE. */
@@ -2190,6 +2191,7 @@ static int srng_take_one(void *user, const void *data, size_t len) {
 
 SHARED_RING_API int shared_ring_peek(shared_ring_consumer *c, shared_ring_message *msg) {
     int r = srng_consumer_ok(c);
+    if (msg != SRNG_NULL) memset(msg, 0, sizeof *msg); /* written on every path */
     if (r != SHARED_RING_OK) return r;
     if (msg == SRNG_NULL) return SHARED_RING_ERR_ARG;
     r = srng_data_ready(c, 0);

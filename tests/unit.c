@@ -669,6 +669,15 @@ TEST(read_some_looks_past_trailing_padding_for_newer_messages) {
     CHECK_EQ(s.lens[0], 1);
 }
 
+TEST(peek_without_a_message_leaves_no_stale_pointer) {
+    shared_ring_message m;
+    setup(1024, 0);
+    m.data = region;
+    m.len = 99;
+    CHECK_EQ(shared_ring_peek(&cons, &m), SHARED_RING_EMPTY);
+    CHECK(m.data == NULL && m.len == 0);
+}
+
 TEST(peek_on_an_empty_ring_returns_empty) {
     shared_ring_message m;
     setup(1024, 0);
@@ -1687,6 +1696,7 @@ int main(void) {
     RUN(read_some_releases_peeked_messages_even_when_nothing_new_came);
     RUN(read_some_looks_past_trailing_padding_for_newer_messages);
     RUN(peek_on_an_empty_ring_returns_empty);
+    RUN(peek_without_a_message_leaves_no_stale_pointer);
     RUN(wait_on_an_empty_ring_times_out);
     RUN(every_consumer_call_that_may_not_wait_says_empty);
     RUN(every_producer_call_that_may_not_wait_says_full);
