@@ -54,7 +54,11 @@ VERSION = $(shell sed -n 's/^\#define SHARED_RING_VERSION "\(.*\)"/\1/p' shared_
         compile-tests readme-check ecosystem-tests \
         fuzz fuzz-replay asan-fuzz-replay crash-loop memcheck stress matrix instructions peers
 
-all: $(B)/unit $(B)/stress $(B)/crash $(addprefix $(EB)/,$(EXAMPLES)) bench/bench
+all: $(B)/unit $(B)/stress $(B)/crash $(addprefix $(EB)/,$(EXAMPLES)) bench/bench tools/shared_ring_stat
+
+# The inspector: look at a live ring in a file (or /dev/shm/NAME) from outside.
+tools/shared_ring_stat: tools/shared_ring_stat.c $(HDR)
+	$(CC) -std=c11 $(CFLAGS) $(WARN) -o $@ $<
 
 $(B) $(EB):
 	mkdir -p $@
@@ -231,7 +235,8 @@ test: $(B)/unit $(B)/results $(B)/stress $(B)/fenced-stress $(B)/crash $(B)/muta
 	    "$(MAKE) --no-print-directory fuzz-replay" \
 	    "$(MAKE) --no-print-directory run-examples" \
 	    "$(MAKE) --no-print-directory readme-check" \
-	    "$(MAKE) --no-print-directory ecosystem-tests"
+	    "$(MAKE) --no-print-directory ecosystem-tests" \
+	    "sh tests/stat_check.sh"
 
 tsan: $(B)/tsan-unit $(B)/tsan-stress $(B)/tsan-crash
 	./$(B)/tsan-unit
@@ -270,4 +275,4 @@ peers:
 	sh bench/peers/aeron.sh "$(AERON)"
 
 clean:
-	rm -rf $(B) $(EB) bench/bench
+	rm -rf $(B) $(EB) bench/bench tools/shared_ring_stat

@@ -1,0 +1,294 @@
+/* shared_ring_stat: look at a live ring from outside.
+
+   usage: shared_ring_stat PATH [--json] [--watch SECONDS]
+
+   PATH is a file holding a ring region (a file-backed mapping, or
+   /dev/shm/NAME for shm_open). Prints the layout version, capacity, max
+   message, both positions, fill, the closed and corrupt flags, who sleeps
+   and how each side sleeps and wakes; with --watch, one sample every
+   SECONDS with the message and byte rates since the last one, until
+   interrupted. --json prints one object per sample.
+
+   It maps the file read-only and trusts nothing in it: every word is read
+   once and checked, record walks stay inside the data area, and a file
+   that shrinks under it is reported, not a crash. Exit status: 0 for a
+   valid ring, 1 for a file that is not one (the message says why), 2 for
+   a usage or system error. */
+#define _GNU_SOURCE
+#include "../shared_ring.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Offsets of layout 2 (shared_ring.h, manual section 3). */
+enum {
+    OFF_MAGIC = 0,
+    OFF_VERSION = 4,
+    OFF_CAPACITY = 8,
+    OFF_MAX_MESSAGE = 16,
+    OFF_DATA_OFFSET = 20,
+    OFF_WRITE_POS = 128,
+    OFF_READ_POS = 256,
+    OFF_CORRUPT = 264,
+    OFF_CONSUMER_SLEEPING = 384,
+    OFF_CONSUMER_FENCELESS = 388,
+    OFF_CONSUMER_WAIT_MODE = 392,
+    OFF_PRODUCER_SLEEPING = 512,
+    OFF_PRODUCER_FENCELESS = 516,
+    OFF_PRODUCER_WAIT_MODE = 520,
+    OFF_CLOSED = 524,
+    OFF_PRODUCER_WAKE_POS = 528
+};
+
+static sigjmp_buf shrank;
+static void on_sigbus(int sig) {
+    (void)sig;
+    siglongjmp(shrank, 1);
+}
+
+static const unsigned char *region;
+static size_t region_size;
+
+/* Each word is read once, with a volatile copy: the peer may be writing. */
+static uint64_t u64_at(size_t off) {
+    uint64_t v;
+    memcpy(&v, (const void *)(region + off), sizeof v);
+    return v;
+}
+static uint32_t u32_at(size_t off) {
+    uint32_t v;
+    memcpy(&v, (const void *)(region + off), sizeof v);
+    return v;
+}
+
+typedef struct sample {
+    uint32_t version, max_message, closed, corrupt;
+    uint32_t sleeping[2], fenceless[2], wait_mode[2]; /* [0] producer, [1] consumer */
+    uint64_t capacity, write_pos, read_pos, wake_pos;
+    double at; /* seconds, monotonic */
+} sample;
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Read and check the header. NULL when valid, else why not. */
+static const char *take_sample(sample *s) {
+    uint64_t cap;
+    if (region_size < SHARED_RING_HEADER_SIZE)
+        return "smaller than a shared_ring header (1024 bytes)";
+    if (u32_at(OFF_MAGIC) != SHARED_RING_MAGIC) return "not a shared_ring region (bad magic)";
+    s->version = u32_at(OFF_VERSION);
+    if (s->version != SHARED_RING_LAYOUT_VERSION) return "a layout version this tool does not read";
+    cap = u64_at(OFF_CAPACITY);
+    if (cap < 64 || (cap & (cap - 1)) != 0 || cap > region_size - SHARED_RING_HEADER_SIZE)
+        return "capacity is not a power of two that fits in the file";
+    s->capacity = cap;
+    s->max_message = u32_at(OFF_MAX_MESSAGE);
+    if (s->max_message > cap / 2 - 8) return "max_message is larger than the capacity allows";
+    if (u32_at(OFF_DATA_OFFSET) != SHARED_RING_HEADER_SIZE) return "bad data offset";
+    s->write_pos = u64_at(OFF_WRITE_POS);
+    s->read_pos = u64_at(OFF_READ_POS);
+    s->corrupt = u32_at(OFF_CORRUPT);
+    s->closed = u32_at(OFF_CLOSED);
+    s->sleeping[0] = u32_at(OFF_PRODUCER_SLEEPING);
+    s->sleeping[1] = u32_at(OFF_CONSUMER_SLEEPING);
+    s->fenceless[0] = u32_at(OFF_PRODUCER_FENCELESS);
+    s->fenceless[1] = u32_at(OFF_CONSUMER_FENCELESS);
+    s->wait_mode[0] = u32_at(OFF_PRODUCER_WAIT_MODE);
+    s->wait_mode[1] = u32_at(OFF_CONSUMER_WAIT_MODE);
+    s->wake_pos = u64_at(OFF_PRODUCER_WAKE_POS);
+    s->at = now_s();
+    return NULL;
+}
+
+/* Bytes between the positions, or -1 if they are not consistent. */
+static long long fill_bytes(const sample *s) {
+    if (((s->read_pos | s->write_pos) & 7) != 0) return -1;
+    if (s->write_pos < s->read_pos) return 0; /* write_pos lags by a record: "about empty" */
+    if (s->write_pos - s->read_pos > s->capacity) return -1;
+    return (long long)(s->write_pos - s->read_pos);
+}
+
+/* Messages published in [from, to): walk the record headers, each checked
+   (tag, length) and kept inside the data area. -1 if they cannot be
+   counted (more than a lap passed, or the records say otherwise). */
+static long long count_records(const sample *s, uint64_t from, uint64_t to) {
+    long long n = 0;
+    uint64_t pos = from, mask = s->capacity - 1;
+    if (to < from || to - from > s->capacity) return -1;
+    while (pos < to) {
+        uint64_t off = pos & mask, h = u64_at(SHARED_RING_HEADER_SIZE + off), rec;
+        uint32_t len = (uint32_t)h;
+        if ((uint32_t)(h >> 32) != ((uint32_t)pos | 1u)) return -1;
+        if (len == 0xFFFFFFFFu) {
+            if (off == 0) return -1;
+            rec = s->capacity - off;
+        } else {
+            if (len > s->max_message) return -1;
+            rec = 8 + ((len + 7u) & ~7u);
+            if (rec > s->capacity - off) return -1;
+            n++;
+        }
+        pos += rec;
+    }
+    return pos == to ? n : -1;
+}
+
+static const char *kind_name(uint32_t mode) {
+    static const char *const names[] = { "spins or naps", "futex", "ulock", "WaitOnAddress",
+                                         "wait hook" };
+    uint32_t kind = mode & 0xFFu;
+    return kind < 5 ? names[kind] : "unknown";
+}
+
+static void print_text(const sample *s, const sample *prev) {
+    long long fill = fill_bytes(s);
+    int i;
+    printf("layout version   %u\n", s->version);
+    printf("capacity         %llu bytes\n", (unsigned long long)s->capacity);
+    printf("max message      %u bytes\n", s->max_message);
+    printf("write_pos        %llu\n", (unsigned long long)s->write_pos);
+    printf("read_pos         %llu\n", (unsigned long long)s->read_pos);
+    if (fill < 0)
+        printf("fill             positions inconsistent\n");
+    else
+        printf("fill             %lld bytes (%.1f%%)\n", fill,
+               100.0 * (double)fill / (double)s->capacity);
+    printf("closed           %s\n", s->closed ? "yes" : "no");
+    printf("corrupt          %s\n", s->corrupt ? "yes (the consumer found bad data)" : "no");
+    for (i = 0; i < 2; i++)
+        printf("%-16s %s; sleeps: %s; publishes %s\n", i == 0 ? "producer" : "consumer",
+               s->sleeping[i] ? "asleep" : "awake", kind_name(s->wait_mode[i]),
+               s->fenceless[i] ? "without a fence (membarrier)" : "with a fence");
+    if (s->sleeping[0])
+        printf("producer wakes   once read_pos >= %llu\n", (unsigned long long)s->wake_pos);
+    if (prev != NULL) {
+        double dt = s->at - prev->at;
+        long long msgs = count_records(s, prev->write_pos, s->write_pos);
+        printf("rate             %.0f bytes/s, ", (double)(s->write_pos - prev->write_pos) / dt);
+        if (msgs < 0)
+            printf("messages/s unknown (more than a lap, or records rewritten)\n");
+        else
+            printf("%.0f messages/s\n", (double)msgs / dt);
+    }
+}
+
+static void print_json(const sample *s, const sample *prev) {
+    long long fill = fill_bytes(s);
+    printf("{\"layout_version\":%u,\"capacity\":%llu,\"max_message\":%u,\"write_pos\":%llu,"
+           "\"read_pos\":%llu,\"fill_bytes\":%lld,\"fill_percent\":%.1f,\"closed\":%s,"
+           "\"corrupt\":%s,\"producer_sleeping\":%s,\"consumer_sleeping\":%s,"
+           "\"producer_sleeps_with\":\"%s\",\"consumer_sleeps_with\":\"%s\"",
+           s->version, (unsigned long long)s->capacity, s->max_message,
+           (unsigned long long)s->write_pos, (unsigned long long)s->read_pos, fill,
+           fill < 0 ? -1.0 : 100.0 * (double)fill / (double)s->capacity,
+           s->closed ? "true" : "false", s->corrupt ? "true" : "false",
+           s->sleeping[0] ? "true" : "false", s->sleeping[1] ? "true" : "false",
+           kind_name(s->wait_mode[0]), kind_name(s->wait_mode[1]));
+    if (prev != NULL) {
+        double dt = s->at - prev->at;
+        long long msgs = count_records(s, prev->write_pos, s->write_pos);
+        printf(",\"bytes_per_s\":%.0f,\"messages_per_s\":",
+               (double)(s->write_pos - prev->write_pos) / dt);
+        if (msgs < 0)
+            printf("null");
+        else
+            printf("%.0f", (double)msgs / dt);
+    }
+    printf("}\n");
+}
+
+static int usage(void) {
+    fprintf(stderr, "usage: shared_ring_stat PATH [--json] [--watch SECONDS]\n");
+    return 2;
+}
+
+static const char *path;
+static int json;
+static double watch;
+
+/* Sample until done; a SIGBUS (the file shrank) lands at the sigsetjmp. */
+static int inspect(void) {
+    static sample cur, prev;
+    const char *why;
+    if (sigsetjmp(shrank, 1) != 0) {
+        fprintf(stderr, "%s: the file shrank while being read\n", path);
+        return 1;
+    }
+    why = take_sample(&cur);
+    if (why != NULL) {
+        fprintf(stderr, "%s: %s\n", path, why);
+        return 1;
+    }
+    if (json)
+        print_json(&cur, NULL);
+    else
+        print_text(&cur, NULL);
+    while (watch > 0) {
+        struct timespec d = { (time_t)watch, (long)((watch - (double)(time_t)watch) * 1e9) };
+        fflush(stdout);
+        nanosleep(&d, NULL);
+        prev = cur;
+        why = take_sample(&cur);
+        if (why != NULL) {
+            fprintf(stderr, "%s: %s\n", path, why);
+            return 1;
+        }
+        if (json) {
+            print_json(&cur, &prev);
+        } else {
+            printf("\n");
+            print_text(&cur, &prev);
+        }
+    }
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    int fd, i;
+    struct stat st;
+    void *map;
+    for (i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--json") == 0)
+            json = 1;
+        else if (strcmp(argv[i], "--watch") == 0 && i + 1 < argc)
+            watch = atof(argv[++i]);
+        else if (argv[i][0] == '-' || path != NULL)
+            return usage();
+        else
+            path = argv[i];
+    }
+    if (path == NULL || watch < 0) return usage();
+    fd = open(path, O_RDONLY);
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        fprintf(stderr, "%s: %s\n", path, strerror(errno));
+        return 2;
+    }
+    if (!S_ISREG(st.st_mode) || st.st_size < (off_t)SHARED_RING_HEADER_SIZE) {
+        fprintf(stderr, "%s: %lld bytes: smaller than a shared_ring header (1024 bytes)\n", path,
+                (long long)st.st_size);
+        return 1;
+    }
+    region_size = (size_t)st.st_size;
+    map = mmap(NULL, region_size, PROT_READ, MAP_SHARED, fd, 0);
+    close(fd);
+    if (map == MAP_FAILED) {
+        fprintf(stderr, "%s: mmap: %s\n", path, strerror(errno));
+        return 2;
+    }
+    region = map;
+    signal(SIGBUS, on_sigbus); /* the file shrank under the mapping */
+    return inspect();
+}
