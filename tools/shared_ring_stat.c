@@ -58,7 +58,8 @@ static void on_sigbus(int sig) {
 static const unsigned char *region;
 static size_t region_size;
 
-/* Each word is read once, with a volatile copy: the peer may be writing. */
+/* Each word is read once into a local and only the local is checked and
+   used: the peer may be writing. */
 static uint64_t u64_at(size_t off) {
     uint64_t v;
     memcpy(&v, (const void *)(region + off), sizeof v);
