@@ -825,13 +825,19 @@ enum {
     SRNG_OFF_PRODUCER_WAKE_POS = 528
 };
 /* Each side's wait words sit in one order: sleeping, fenceless, wait mode,
-   so a waker finds the sleeper's mode next to the word it sleeps on. */
-#define SRNG_MODE_AFTER_SLEEPING 8u
-SRNG_STATIC_ASSERT(SRNG_OFF_CONSUMER_WAIT_MODE - SRNG_OFF_CONSUMER_SLEEPING ==
-                           SRNG_MODE_AFTER_SLEEPING &&
+   so a side's other wait words are found from its sleeping word
+   (srng_beside): the waker finds the sleeper's mode next to the word it
+   sleeps on. */
+enum { SRNG_FENCELESS_WORD = 1, SRNG_MODE_WORD = 2 }; /* 32-bit words after sleeping */
+SRNG_STATIC_ASSERT(SRNG_OFF_CONSUMER_FENCELESS - SRNG_OFF_CONSUMER_SLEEPING ==
+                           4 * SRNG_FENCELESS_WORD &&
+                       SRNG_OFF_PRODUCER_FENCELESS - SRNG_OFF_PRODUCER_SLEEPING ==
+                           4 * SRNG_FENCELESS_WORD,
+                   "fenceless word at the same place beside each sleeping word");
+SRNG_STATIC_ASSERT(SRNG_OFF_CONSUMER_WAIT_MODE - SRNG_OFF_CONSUMER_SLEEPING == 4 * SRNG_MODE_WORD &&
                        SRNG_OFF_PRODUCER_WAIT_MODE - SRNG_OFF_PRODUCER_SLEEPING ==
-                           SRNG_MODE_AFTER_SLEEPING,
-                   "wait mode at the same distance from each sleeping word");
+                           4 * SRNG_MODE_WORD,
+                   "wait mode at the same place beside each sleeping word");
 /* Each 128-byte block (an adjacent-line prefetch pair) has one writer and
    one pace: what a side writes per message or per batch never shares a
    block with what the other side reads per message. */
@@ -842,9 +848,6 @@ SRNG_STATIC_ASSERT(SRNG_OFF_CONSUMER_SLEEPING - SRNG_OFF_READ_POS == 128,
 SRNG_STATIC_ASSERT(SRNG_OFF_PRODUCER_SLEEPING - SRNG_OFF_CONSUMER_SLEEPING == 128,
                    "each side's wait words in a block of their own");
 SRNG_STATIC_ASSERT(SRNG_OFF_PRODUCER_WAKE_POS % 8 == 0, "64-bit fields 8-aligned");
-SRNG_STATIC_ASSERT(SRNG_OFF_CONSUMER_FENCELESS - SRNG_OFF_CONSUMER_SLEEPING == 4 &&
-                       SRNG_OFF_PRODUCER_FENCELESS - SRNG_OFF_PRODUCER_SLEEPING == 4,
-                   "fenceless word right after each sleeping word");
 SRNG_STATIC_ASSERT(SHARED_RING_HEADER_SIZE % 128 == 0, "data area on a line pair");
 
 /* SRNG_COLD: an error path kept out of line, so that inlining it does not
@@ -878,6 +881,8 @@ static srng_au64 *srng_u64_at(unsigned char *region, unsigned off) {
 static srng_au32 *srng_u32_at(unsigned char *region, unsigned off) {
     return SRNG_PUN(srng_au32 *, region + off);
 }
+/* The wait word `which` of the side whose sleeping word is `sleeping`. */
+static srng_au32 *srng_beside(srng_au32 *sleeping, unsigned which) { return sleeping + which; }
 
 /* Plain header fields are written once by format and read once by attach. */
 static uint32_t srng_get32(const unsigned char *region, unsigned off) {
@@ -1251,9 +1256,7 @@ static void srng_sleep(shared_ring_side *s, srng_au32 *word, uint32_t peer_mode,
    next to the word): its wait hook's partner, our wake hook, if it sleeps
    in a hook; the OS call if it sleeps in the same OS primitive as ours. */
 static void srng_wake(shared_ring_side *s, srng_au32 *word) {
-    srng_au32 *mode =
-        SRNG_PUN(srng_au32 *, SRNG_PUN(unsigned char *, word) + SRNG_MODE_AFTER_SLEEPING);
-    uint32_t sleeper = SRNG_LOAD(mode, relaxed) & 0xFFu;
+    uint32_t sleeper = SRNG_LOAD(srng_beside(word, SRNG_MODE_WORD), relaxed) & 0xFFu;
     s->stats.wakes++;
     if (sleeper == SRNG_SLEEPS_HOOK && s->wake != SRNG_NULL) {
         uint32_t open = s->open;
@@ -1348,6 +1351,18 @@ static int srng_spin(srng_ready_fn ready, void *ctx, uint64_t start, uint64_t bu
     }
 }
 
+/* Announce in `word` that we are about to sleep, ordered before our next
+   look at the peer's position: a full fence for our side, membarrier for a
+   fenceless peer. Returns 0 if that membarrier failed: then the peer may
+   not see the announcement, and no wake-up is promised. */
+static int srng_announce_sleep(srng_au32 *word, srng_au32 *peer_fenceless) {
+    /* release: a peer that sees the 1 also sees what we stored before it
+       (the producer's wake position). */
+    SRNG_STORE(word, 1u, release);
+    SRNG_FENCE();
+    return SRNG_LOAD(peer_fenceless, relaxed) == 0u || srng_asymmetric_barrier();
+}
+
 /* The one waiting loop both sides use: spin for spin_ns with the pause
    hint (time, not a count of pauses: a pause costs 10x more on some CPUs
    than on others), then announce in `word` and sleep. The announce /
@@ -1357,7 +1372,8 @@ static int srng_spin(srng_ready_fn ready, void *ctx, uint64_t start, uint64_t bu
    `peer` the peer's (its fenceless and wait_mode words follow it). */
 static int srng_block(shared_ring_side *s, srng_au32 *word, srng_au32 *peer, srng_ready_fn ready,
                       void *ctx, uint64_t timeout_ns) {
-    srng_au32 *peer_fenceless = peer + 1, *peer_mode = peer + 2;
+    srng_au32 *peer_fenceless = srng_beside(peer, SRNG_FENCELESS_WORD);
+    srng_au32 *peer_mode = srng_beside(peer, SRNG_MODE_WORD);
     uint64_t start, elapsed = 0;
     /* A cheap look first: the caller often finds what it waits for. */
     int r = ready(ctx, 0);
@@ -1390,12 +1406,7 @@ static int srng_block(shared_ring_side *s, srng_au32 *word, srng_au32 *peer, srn
             }
             left = timeout_ns - elapsed;
         }
-        /* release: a peer that sees the 1 also sees what we stored before
-           it (the producer's wake position). */
-        SRNG_STORE(word, 1u, release);
-        SRNG_FENCE();
-        if (SRNG_LOAD(peer_fenceless, relaxed) != 0u && !srng_asymmetric_barrier() &&
-            left > SRNG_SLICE_NS)
+        if (!srng_announce_sleep(word, peer_fenceless) && left > SRNG_SLICE_NS)
             left = SRNG_SLICE_NS;
         r = ready(ctx, 1);
         if (r != 0) break;
@@ -1414,10 +1425,10 @@ static int srng_block(shared_ring_side *s, srng_au32 *word, srng_au32 *peer, srn
    ours when it wakes). `own_sleep_off` is our sleeping word's offset. */
 static void srng_announce_mode(shared_ring_side *s, unsigned own_sleep_off,
                                unsigned peer_sleep_off) {
+    srng_au32 *own = srng_u32_at(s->region, own_sleep_off);
     s->fenceless = SRNG_CAST(uint32_t, srng_register_fenceless());
-    SRNG_STORE(srng_u32_at(s->region, own_sleep_off + 4u), s->fenceless, relaxed);
-    SRNG_STORE(srng_u32_at(s->region, own_sleep_off + SRNG_MODE_AFTER_SLEEPING), srng_wait_mode(s),
-               relaxed);
+    SRNG_STORE(srng_beside(own, SRNG_FENCELESS_WORD), s->fenceless, relaxed);
+    SRNG_STORE(srng_beside(own, SRNG_MODE_WORD), srng_wait_mode(s), relaxed);
     SRNG_FENCE();
     srng_wake_sleeper(s, srng_u32_at(s->region, peer_sleep_off));
 }
@@ -2205,7 +2216,7 @@ SHARED_RING_API int shared_ring_peek(shared_ring_consumer *c, shared_ring_messag
 }
 
 SHARED_RING_API int shared_ring_arm(shared_ring_consumer *c) {
-    srng_au32 *word, *producer_fenceless;
+    srng_au32 *word;
     int r = srng_consumer_ok(c);
     if (r != SHARED_RING_OK) return r;
     if (c->s.wake == SRNG_NULL) return SHARED_RING_ERR_STATE; /* the producer could not reach us */
@@ -2214,14 +2225,11 @@ SHARED_RING_API int shared_ring_arm(shared_ring_consumer *c) {
     /* The same announce / barrier / re-check as srng_block, without the
        sleep: the caller sleeps in its own loop. */
     word = srng_u32_at(c->s.region, SRNG_OFF_CONSUMER_SLEEPING);
-    producer_fenceless = srng_u32_at(c->s.region, SRNG_OFF_PRODUCER_FENCELESS);
-    SRNG_STORE(word, 1u, release);
-    SRNG_FENCE();
-    /* A fenceless producer is ordered by membarrier; if that fails, we
-       cannot promise a wake-up: say "ready" so the loop looks again. */
-    r = SRNG_LOAD(producer_fenceless, relaxed) != 0u && !srng_asymmetric_barrier()
-            ? 1
-            : srng_data_ready(c, 1);
+    /* No promised wake-up (membarrier failed): say "ready" so the loop
+       looks again rather than sleeps. */
+    r = srng_announce_sleep(word, srng_u32_at(c->s.region, SRNG_OFF_PRODUCER_FENCELESS))
+            ? srng_data_ready(c, 1)
+            : 1;
     if (r != 0) SRNG_STORE(word, 0u, relaxed);
     return r;
 }
@@ -2238,16 +2246,20 @@ SHARED_RING_API int shared_ring_release(shared_ring_consumer *c) {
 
 /* ---- either side ------------------------------------------------------------ */
 
-/* Copy a side's counters; on any error *out is zeroed (never left
-   uninitialized). A broken handle still reports its counters. */
-static int srng_stats(const shared_ring_side *s, uint32_t magic, shared_ring_stats *out) {
+/* The gate of the queries (stats, usage): *out is zeroed first, so no
+   path leaves it uninitialized; a broken handle still answers. */
+static int srng_query_gate(const shared_ring_side *s, uint32_t magic, void *out, size_t size) {
     int r = srng_refusal(s, magic);
-    if (out != SRNG_NULL) memset(out, 0, sizeof *out);
+    if (out != SRNG_NULL) memset(out, 0, size);
     if (r == SHARED_RING_ERR_CORRUPT) r = SHARED_RING_OK;
     if (r != SHARED_RING_OK) return r;
-    if (out == SRNG_NULL) return SHARED_RING_ERR_ARG;
-    *out = s->stats;
-    return SHARED_RING_OK;
+    return out == SRNG_NULL ? SHARED_RING_ERR_ARG : SHARED_RING_OK;
+}
+
+static int srng_stats(const shared_ring_side *s, uint32_t magic, shared_ring_stats *out) {
+    int r = srng_query_gate(s, magic, out, sizeof *out);
+    if (r == SHARED_RING_OK) *out = s->stats;
+    return r;
 }
 
 SHARED_RING_API int shared_ring_producer_stats(const shared_ring_producer *p,
@@ -2260,40 +2272,39 @@ SHARED_RING_API int shared_ring_consumer_stats(const shared_ring_consumer *c,
     return srng_stats(c != SRNG_NULL ? &c->s : SRNG_NULL, SRNG_CONSUMER_MAGIC, out);
 }
 
-/* used as seen between a position we own and the peer's, read once and
-   clamped: a hostile value can make the numbers wrong, never out of range. */
-static int srng_usage(const shared_ring_side *s, uint32_t magic, uint64_t read_pos,
-                      uint64_t write_pos, shared_ring_usage *out) {
-    int r = srng_refusal(s, magic);
-    uint64_t used;
-    if (out != SRNG_NULL) memset(out, 0, sizeof *out);
-    if (r == SHARED_RING_ERR_CORRUPT) r = SHARED_RING_OK;
-    if (r != SHARED_RING_OK) return r;
-    if (out == SRNG_NULL) return SHARED_RING_ERR_ARG;
-    used = write_pos >= read_pos ? write_pos - read_pos : 0u;
-    if (used > s->capacity - SRNG_REC_HEADER) used = s->capacity - SRNG_REC_HEADER;
+/* Usage between a position we own and the peer's (read once by the
+   caller), clamped: a hostile value can make the numbers wrong, never out
+   of range. */
+static void srng_usage(const shared_ring_side *s, uint64_t read_pos, uint64_t write_pos,
+                       shared_ring_usage *out) {
+    uint64_t most = s->capacity - SRNG_REC_HEADER;
+    uint64_t used = write_pos >= read_pos ? write_pos - read_pos : 0u;
+    if (used > most) used = most;
     out->capacity = s->capacity;
     out->used = used;
-    out->free = s->capacity - SRNG_REC_HEADER - used;
-    return SHARED_RING_OK;
+    out->free = most - used;
 }
 
 SHARED_RING_API int shared_ring_producer_usage(const shared_ring_producer *p,
                                                shared_ring_usage *out) {
-    if (!srng_is_producer(p)) return srng_usage(SRNG_NULL, SRNG_PRODUCER_MAGIC, 0, 0, out);
-    return srng_usage(&p->s, SRNG_PRODUCER_MAGIC,
-                      SRNG_LOAD(srng_u64_at(p->s.region, SRNG_OFF_READ_POS), acquire), p->write_pos,
-                      out);
+    int r =
+        srng_query_gate(p != SRNG_NULL ? &p->s : SRNG_NULL, SRNG_PRODUCER_MAGIC, out, sizeof *out);
+    if (r != SHARED_RING_OK) return r;
+    srng_usage(&p->s, SRNG_LOAD(srng_u64_at(p->s.region, SRNG_OFF_READ_POS), acquire), p->write_pos,
+               out);
+    return SHARED_RING_OK;
 }
 
 SHARED_RING_API int shared_ring_consumer_usage(const shared_ring_consumer *c,
                                                shared_ring_usage *out) {
     uint64_t w;
-    if (!srng_is_consumer(c)) return srng_usage(SRNG_NULL, SRNG_CONSUMER_MAGIC, 0, 0, out);
+    int r =
+        srng_query_gate(c != SRNG_NULL ? &c->s : SRNG_NULL, SRNG_CONSUMER_MAGIC, out, sizeof *out);
+    if (r != SHARED_RING_OK) return r;
     /* write_pos may lag the newest record; what we have already seen counts. */
     w = SRNG_LOAD(srng_u64_at(c->s.region, SRNG_OFF_WRITE_POS), acquire);
-    if (w < c->peek_pos) w = c->peek_pos;
-    return srng_usage(&c->s, SRNG_CONSUMER_MAGIC, c->read_pos, w, out);
+    srng_usage(&c->s, c->read_pos, w > c->peek_pos ? w : c->peek_pos, out);
+    return SHARED_RING_OK;
 }
 
 SHARED_RING_API size_t shared_ring_producer_max_message(const shared_ring_producer *p) {
