@@ -324,8 +324,9 @@ extern "C" {
 /* Pass as a timeout to wait as long as it takes. 0 means "do not wait". */
 #define SHARED_RING_FOREVER UINT64_MAX
 
-/* Results: 0 is success, negative values say why not. The first four are
-   ordinary outcomes; the rest are errors. */
+/* Results: 0 is success, negative values say why not. FULL, EMPTY,
+   TIMEOUT, CLOSED, NOT_FORMATTED and PEER_GONE are ordinary outcomes; the
+   ERR_ ones are errors. */
 typedef enum shared_ring_result {
     SHARED_RING_OK = 0,
     SHARED_RING_FULL = -1,         /* no room now (non-blocking producer) */
@@ -340,7 +341,11 @@ typedef enum shared_ring_result {
     SHARED_RING_ERR_VERSION = -10, /* formatted by another layout version */
     SHARED_RING_ERR_CORRUPT = -11, /* region content is inconsistent */
     SHARED_RING_ERR_STATE = -12,   /* call not valid now (e.g. no claim) */
-    SHARED_RING_ERR_HANDLE = -13   /* handle not attached, or wrong side */
+    SHARED_RING_ERR_HANDLE = -13,  /* handle not attached, or wrong side */
+    SHARED_RING_NOT_FORMATTED = -14, /* region not formatted yet (zero magic,
+                                        or being formatted): wait and retry */
+    SHARED_RING_ERR_BUSY = -15,    /* a live process is attached as this side */
+    SHARED_RING_PEER_GONE = -16    /* the peer's process died (nothing left to read) */
 } shared_ring_result;
 
 /* Run-time wait hooks (optional). wait: sleep while the 32-bit word at
@@ -411,6 +416,10 @@ typedef struct shared_ring_side {
                            not broken, not in a callback; producer: no claim
                            open, not closed), so hot paths test one word */
     uint32_t busy;      /* 1 while a callback of this handle runs */
+    uint32_t peer_gone; /* 1: the last liveness check found the peer dead */
+    uint64_t ring_id;   /* the region's ring id, as read at attach */
+    uint64_t owner;     /* our identity word in the region (0: none) */
+    uint64_t check_at;  /* clock time of the next peer liveness check */
     shared_ring_wait_fn wait;
     shared_ring_wake_fn wake;
     void *hook_user;
@@ -536,19 +545,52 @@ SHARED_RING_API shared_ring_options shared_ring_default_options(void);
    blocks. The write position continues from the region, so a restarted
    producer appends after what was published. On failure the handle is
    left unattached.
-   Returns: OK; ERR_ARG (NULL handle or region, bad options); ERR_ALIGN;
-   ERR_SIZE (region smaller than its header says); ERR_MAGIC (not
-   formatted); ERR_VERSION (another layout version); ERR_CORRUPT
-   (inconsistent header or positions). */
+   Returns: OK; NOT_FORMATTED (magic 0: not formatted yet, or being
+   formatted; retry, or use attach_producer_wait); ERR_BUSY (a live process
+   other than this one is attached as producer); ERR_ARG (NULL handle or
+   region, bad options); ERR_ALIGN; ERR_SIZE (region smaller than its
+   header says); ERR_MAGIC (holds something else); ERR_VERSION (another
+   layout version); ERR_CORRUPT (inconsistent header or positions). */
 SHARED_RING_API int shared_ring_attach_producer(shared_ring_producer *p, void *region,
                                                 size_t region_size, const shared_ring_options *opt);
 
 /* Attach a consumer handle to a formatted region. Consumer side. Never
    blocks. On failure the handle is left unattached.
-   Returns: OK; ERR_ARG (NULL handle or region, bad options); ERR_ALIGN;
-   ERR_SIZE; ERR_MAGIC; ERR_VERSION; ERR_CORRUPT (as attach_producer). */
+   Returns: OK; NOT_FORMATTED; ERR_BUSY (a live process other than this
+   one is attached as consumer); ERR_ARG (NULL handle or region, bad
+   options); ERR_ALIGN; ERR_SIZE; ERR_MAGIC; ERR_VERSION; ERR_CORRUPT (as
+   attach_producer). */
 SHARED_RING_API int shared_ring_attach_consumer(shared_ring_consumer *c, void *region,
                                                 size_t region_size, const shared_ring_options *opt);
+
+/* Attach, waiting up to timeout_ns while the region is not formatted yet
+   (another process is still creating or formatting it): the attach is
+   retried every millisecond. Producer / consumer side respectively.
+   Returns: OK; NOT_FORMATTED (timeout_ns 0 and not formatted); TIMEOUT
+   (still not formatted when the time ran out); ERR_BUSY; ERR_ARG;
+   ERR_ALIGN; ERR_SIZE; ERR_MAGIC; ERR_VERSION; ERR_CORRUPT (as attach). */
+SHARED_RING_API int shared_ring_attach_producer_wait(shared_ring_producer *p, void *region,
+                                                     size_t region_size,
+                                                     const shared_ring_options *opt,
+                                                     uint64_t timeout_ns);
+SHARED_RING_API int shared_ring_attach_consumer_wait(shared_ring_consumer *c, void *region,
+                                                     size_t region_size,
+                                                     const shared_ring_options *opt,
+                                                     uint64_t timeout_ns);
+
+/* Format `region` unless a live process is attached to it: the set-up step
+   of two processes that may start in either order, or restart. A region
+   that is not formatted, or whose producer and consumer are both gone
+   (dead, or detached), is formatted afresh: a new ring id, and whatever a
+   dead pair left unread is dropped. A ring with a live side (in another
+   process that is alive, or in this process) is left as it is. Safe to
+   race with other prepares and attaches on the same region. Either side;
+   never blocks.
+   Returns: OK (formatted now); a count >= 1 (always 1: in use, left as
+   it is); ERR_ARG, ERR_ALIGN, ERR_SIZE (as format); ERR_BUSY (another
+   process is formatting it right now: retry). */
+SHARED_RING_API int shared_ring_prepare(void *region, size_t region_size, size_t capacity,
+                                        size_t max_message);
 
 /* ---- producer ----------------------------------------------------------- */
 
@@ -556,7 +598,8 @@ SHARED_RING_API int shared_ring_attach_consumer(shared_ring_consumer *c, void *r
    calls fill(user, dst, max_len), and publishes the length fill returned.
    Producer side. Waits for room at most timeout_ns (the one rule above).
    Returns: OK; FULL (timeout 0 and no room); TIMEOUT (no room in time);
-   CLOSED (after close); ERR_TOO_BIG (max_len > max_message, or fill
+   PEER_GONE (no room, and the consumer's process died); CLOSED (after
+   close); ERR_TOO_BIG (max_len > max_message, or fill
    returned more than max_len: nothing is written); ERR_ARG (fill NULL);
    ERR_STATE (a claim is open, or inside a callback); ERR_CORRUPT;
    ERR_HANDLE. */
@@ -566,7 +609,8 @@ SHARED_RING_API int shared_ring_write(shared_ring_producer *p, size_t max_len,
 /* Write a copy of `len` bytes at `data` (data may be NULL when len is 0).
    Producer side. Waits for room at most timeout_ns.
    Returns: OK; FULL (timeout 0 and no room); TIMEOUT (no room in time);
-   CLOSED; ERR_TOO_BIG (len > max_message); ERR_ARG (data NULL, len not 0);
+   PEER_GONE (no room, and the consumer's process died); CLOSED;
+   ERR_TOO_BIG (len > max_message); ERR_ARG (data NULL, len not 0);
    ERR_STATE (a claim is open, or inside a callback); ERR_CORRUPT;
    ERR_HANDLE. */
 SHARED_RING_API int shared_ring_write_bytes(shared_ring_producer *p, const void *data, size_t len,
@@ -574,7 +618,7 @@ SHARED_RING_API int shared_ring_write_bytes(shared_ring_producer *p, const void 
 
 /* Write the bytes of a NUL-terminated string (without the NUL) straight into
    the ring. Producer side. Same timeout as write_bytes.
-   Returns: OK; FULL; TIMEOUT; CLOSED; ERR_TOO_BIG (longer than
+   Returns: OK; FULL; TIMEOUT; PEER_GONE; CLOSED; ERR_TOO_BIG (longer than
    max_message; the string is read no further than that); ERR_ARG (str
    NULL); ERR_STATE; ERR_CORRUPT; ERR_HANDLE (as write_bytes). */
 SHARED_RING_API int shared_ring_write_str(shared_ring_producer *p, const char *str,
@@ -584,8 +628,8 @@ SHARED_RING_API int shared_ring_write_str(shared_ring_producer *p, const char *s
    pointer to them in *out; then shared_ring_commit() publishes (a prefix of)
    them or shared_ring_abort() drops them. One claim at a time. Producer side.
    Same timeout as write_bytes. *out is NULL on failure.
-   Returns: OK; FULL; TIMEOUT; CLOSED; ERR_TOO_BIG (len > max_message);
-   ERR_ARG (out NULL); ERR_STATE (a claim is already open, or inside a
+   Returns: OK; FULL; TIMEOUT; PEER_GONE; CLOSED; ERR_TOO_BIG (len >
+   max_message); ERR_ARG (out NULL); ERR_STATE (a claim is already open, or inside a
    callback); ERR_CORRUPT; ERR_HANDLE. */
 SHARED_RING_API int shared_ring_claim(shared_ring_producer *p, size_t len, uint64_t timeout_ns,
                                       void **out);
@@ -634,16 +678,18 @@ SHARED_RING_API int shared_ring_close(shared_ring_producer *p);
    until none is left or fn returns non-zero, then release them all with a
    single store of read_pos. Also releases messages taken with peek.
    Consumer side. Never blocks.
-   Returns: a count >= 1 (messages delivered); EMPTY (none now); CLOSED
-   (none, and the producer closed); ERR_ARG (fn NULL); ERR_STATE (inside a
-   callback); ERR_CORRUPT; ERR_HANDLE. */
+   Returns: a count >= 1 (messages delivered); EMPTY (none now); PEER_GONE
+   (none, and a wait found the producer's process dead); CLOSED (none, and
+   the producer closed); ERR_ARG (fn NULL); ERR_STATE (inside a callback);
+   ERR_CORRUPT; ERR_HANDLE. */
 SHARED_RING_API int shared_ring_read_some(shared_ring_consumer *c, shared_ring_read_fn fn,
                                           void *user);
 
 /* Wait (up to timeout_ns) for a message, then read_some. Consumer side.
    Blocks.
    Returns: a count >= 1 (messages delivered); EMPTY (timeout_ns 0 and no
-   message); TIMEOUT (no message in time); CLOSED; ERR_ARG (fn NULL);
+   message); TIMEOUT (no message in time); PEER_GONE (no message, and the
+   producer's process died); CLOSED; ERR_ARG (fn NULL);
    ERR_STATE (inside a callback); ERR_CORRUPT; ERR_HANDLE. */
 SHARED_RING_API int shared_ring_read(shared_ring_consumer *c, shared_ring_read_fn fn, void *user,
                                      uint64_t timeout_ns);
@@ -651,7 +697,8 @@ SHARED_RING_API int shared_ring_read(shared_ring_consumer *c, shared_ring_read_f
 /* Wait until a message is available. Consumer side. Blocks at most
    timeout_ns (0: just check).
    Returns: OK (a message is ready); EMPTY (timeout_ns 0 and no message);
-   TIMEOUT (no message in time); CLOSED (none, and the producer closed);
+   TIMEOUT (no message in time); PEER_GONE (no message, and the producer's
+   process died); CLOSED (none, and the producer closed);
    ERR_STATE (inside a callback); ERR_CORRUPT; ERR_HANDLE. */
 SHARED_RING_API int shared_ring_wait(shared_ring_consumer *c, uint64_t timeout_ns);
 
@@ -659,8 +706,8 @@ SHARED_RING_API int shared_ring_wait(shared_ring_consumer *c, uint64_t timeout_n
    to the following message; the pointers stay valid until release. Consumer
    side. Never blocks. *msg is zeroed (data NULL, len 0) on every result
    but OK.
-   Returns: OK; EMPTY (no message now); CLOSED (none, and the producer
-   closed); ERR_ARG (msg NULL); ERR_STATE (inside a callback); ERR_CORRUPT;
+   Returns: OK; EMPTY (no message now); PEER_GONE (as read_some); CLOSED
+   (none, and the producer closed); ERR_ARG (msg NULL); ERR_STATE (inside a callback); ERR_CORRUPT;
    ERR_HANDLE. */
 SHARED_RING_API int shared_ring_peek(shared_ring_consumer *c, shared_ring_message *msg);
 
@@ -682,12 +729,61 @@ SHARED_RING_API int shared_ring_release(shared_ring_consumer *c);
    make one membarrier call).
    Returns: OK (armed: sleep until your descriptor fires); a count >= 1
    (always 1: a message is ready, do not sleep); CLOSED (none, and the
-   producer closed);
+   producer closed); PEER_GONE (the producer's process died: it will never
+   signal; give your loop's sleep a timeout and re-arm to notice);
    ERR_STATE (the handle has no wait hooks, or inside a callback);
    ERR_CORRUPT; ERR_HANDLE. */
 SHARED_RING_API int shared_ring_arm(shared_ring_consumer *c);
 
+/* Wait on many rings at once: return as soon as one of them has a message
+   or something else to report (closed, corrupt, or its producer's process
+   gone), sleeping in one system call (futex_waitv on Linux 5.16+; elsewhere,
+   on older kernels and for more than 128 rings, in slices of 1 ms, a timer
+   tick on Windows). Then read that ring: its read or read_some says what
+   it has. A ring that is closed, corrupt or whose producer is gone is
+   reported at once every time: take it out of the set. NULL entries are
+   skipped. Consumer side, for every handle; a handle must not be in two
+   sets waited on at once.
+   Returns: a count >= 0 (the index, below n, of a ring that is ready);
+   EMPTY (timeout_ns 0 and nothing ready); TIMEOUT; ERR_ARG (rings NULL, n 0, or n > INT_MAX, or
+   every entry NULL); ERR_STATE (inside a callback of one of the handles);
+   ERR_HANDLE (an entry is not an attached consumer handle). */
+SHARED_RING_API int shared_ring_wait_any(shared_ring_consumer *const *rings, size_t n,
+                                         uint64_t timeout_ns);
+
 /* ---- either side -------------------------------------------------------- */
+
+/* Stop using the handle: release this side of the ring, so that another
+   process can attach as it without ERR_BUSY. A producer publishes what it
+   wrote first (a corked batch; an open claim is dropped); it does not close
+   the stream. The handle is unattached afterwards. Producer / consumer
+   side respectively. Never blocks.
+   Returns: OK (also on a corrupt ring); ERR_STATE (inside a callback);
+   ERR_HANDLE. */
+SHARED_RING_API int shared_ring_detach_producer(shared_ring_producer *p);
+SHARED_RING_API int shared_ring_detach_consumer(shared_ring_consumer *c);
+
+/* Who is attached to a region, for inspection (tools/shared_ring_stat).
+   Reads the region only (a read-only mapping is fine). pid 0: nobody is
+   attached as that side. alive: 1 alive, 0 dead (or its pid now belongs
+   to another process), -1 cannot tell (another pid namespace, no
+   permission, or a platform without a process start time). Either side,
+   any process; never blocks. */
+typedef struct shared_ring_owner {
+    uint32_t pid;        /* process id recorded at attach (0: none) */
+    int32_t alive;       /* 1, 0 or -1: see above */
+    uint64_t start_time; /* the process's start time as the OS counts it */
+} shared_ring_owner;
+typedef struct shared_ring_owners {
+    uint64_t ring_id; /* random, written by format */
+    shared_ring_owner producer, consumer;
+    uint32_t formatting; /* 1: a prepare is formatting the region now */
+} shared_ring_owners;
+/* Fill *out (zeroed on error).
+   Returns: OK; ERR_ARG (region or out NULL); ERR_ALIGN; ERR_SIZE (smaller
+   than the header); NOT_FORMATTED; ERR_MAGIC. */
+SHARED_RING_API int shared_ring_owners_of(const void *region, size_t region_size,
+                                          shared_ring_owners *out);
 
 /* Copy this handle's counters to *out (zeroed on any error). The
    producer's function takes a producer handle, the consumer's a consumer
@@ -754,6 +850,7 @@ SHARED_RING_API const char *shared_ring_wait_method(void);
 
 #include <string.h>
 #include <limits.h>
+#include <time.h>
 
 #ifndef SHARED_RING_ASSERT
 #include <assert.h>
@@ -768,6 +865,9 @@ typedef std::atomic<uint32_t> srng_au32;
 #define SRNG_LOAD(ptr, order) (ptr)->load(std::memory_order_##order)
 #define SRNG_STORE(ptr, v, order) (ptr)->store((v), std::memory_order_##order)
 #define SRNG_XCHG(ptr, v, order) (ptr)->exchange((v), std::memory_order_##order)
+#define SRNG_CAS(ptr, expected, v) \
+    (ptr)->compare_exchange_strong((expected), (v), std::memory_order_acq_rel, \
+                                   std::memory_order_acquire)
 #define SRNG_FENCE() std::atomic_thread_fence(std::memory_order_seq_cst)
 #define SRNG_STATIC_ASSERT(c, m) static_assert(c, m)
 #else
@@ -777,6 +877,9 @@ typedef _Atomic uint32_t srng_au32;
 #define SRNG_LOAD(ptr, order) atomic_load_explicit((ptr), memory_order_##order)
 #define SRNG_STORE(ptr, v, order) atomic_store_explicit((ptr), (v), memory_order_##order)
 #define SRNG_XCHG(ptr, v, order) atomic_exchange_explicit((ptr), (v), memory_order_##order)
+#define SRNG_CAS(ptr, expected, v) \
+    atomic_compare_exchange_strong_explicit((ptr), &(expected), (v), memory_order_acq_rel, \
+                                            memory_order_acquire)
 #define SRNG_FENCE() atomic_thread_fence(memory_order_seq_cst)
 #define SRNG_STATIC_ASSERT(c, m) _Static_assert(c, m)
 #endif
@@ -812,6 +915,7 @@ enum {
     SRNG_OFF_CAPACITY = 8,
     SRNG_OFF_MAX_MESSAGE = 16,
     SRNG_OFF_DATA_OFFSET = 20,
+    SRNG_OFF_RING_ID = 24,
     SRNG_OFF_WRITE_POS = 128,
     SRNG_OFF_READ_POS = 256,
     SRNG_OFF_CORRUPT = 264,
@@ -822,8 +926,12 @@ enum {
     SRNG_OFF_PRODUCER_FENCELESS = 516,
     SRNG_OFF_PRODUCER_WAIT_MODE = 520,
     SRNG_OFF_CLOSED = 524,
-    SRNG_OFF_PRODUCER_WAKE_POS = 528
+    SRNG_OFF_PRODUCER_WAKE_POS = 528,
+    SRNG_OFF_PRODUCER_ID = 640, /* identity: owner word, start time, pid namespace */
+    SRNG_OFF_CONSUMER_ID = 768
 };
+/* Offsets inside an identity block. */
+enum { SRNG_ID_OWNER = 0, SRNG_ID_START = 8, SRNG_ID_NS = 16 };
 /* Each side's wait words sit in one order: sleeping, fenceless, wait mode,
    so a side's other wait words are found from its sleeping word
    (srng_beside): the waker finds the sleeper's mode next to the word it
@@ -848,6 +956,9 @@ SRNG_STATIC_ASSERT(SRNG_OFF_CONSUMER_SLEEPING - SRNG_OFF_READ_POS == 128,
 SRNG_STATIC_ASSERT(SRNG_OFF_PRODUCER_SLEEPING - SRNG_OFF_CONSUMER_SLEEPING == 128,
                    "each side's wait words in a block of their own");
 SRNG_STATIC_ASSERT(SRNG_OFF_PRODUCER_WAKE_POS % 8 == 0, "64-bit fields 8-aligned");
+SRNG_STATIC_ASSERT(SRNG_OFF_PRODUCER_ID % 128 == 0 && SRNG_OFF_CONSUMER_ID % 128 == 0 &&
+                       SRNG_OFF_CONSUMER_ID + 128 <= SHARED_RING_HEADER_SIZE,
+                   "each identity in a block of its own, inside the header");
 SRNG_STATIC_ASSERT(SHARED_RING_HEADER_SIZE % 128 == 0, "data area on a line pair");
 
 /* SRNG_COLD: an error path kept out of line, so that inlining it does not
@@ -1325,6 +1436,240 @@ SRNG_INLINE void srng_wake_if_sleeping(shared_ring_side *s, srng_au32 *word) {
     srng_wake_sleeper(s, word);
 }
 
+/* ---- process identity and liveness ----------------------------------------
+   Each side records who it is at attach, in a block of its own: an owner
+   word (pid in the low 32 bits, a 32-bit token of the process's start time
+   in the high ones), the start time itself and, on Linux, the pid
+   namespace. The owner word is claimed with compare-and-swap, so two
+   attaches cannot both win. A reused pid does not fake a live owner: its
+   start time differs. Bit 31 of the pid half marks a prepare that is
+   formatting the region. Looked at only on slow paths: attach, prepare,
+   and a wait about to sleep (then every SRNG_LIVENESS_NS while asleep). */
+#if !defined(SHARED_RING_NO_OS_WAIT) && \
+    ((defined(__APPLE__) && defined(__MACH__)) || defined(__linux__) || defined(_WIN32))
+#define SRNG_HAVE_IDENTITY 1
+#endif
+#define SRNG_OWNER_FORMATTING 0x80000000u
+#define SRNG_OWNER_PID 0x7FFFFFFFu
+#define SRNG_LIVENESS_NS 50000000u /* a dead peer is noticed within this */
+enum { SRNG_GONE = 0, SRNG_ALIVE = 1, SRNG_UNKNOWN = -1 };
+
+typedef struct srng_process {
+    uint32_t pid;
+    uint64_t start; /* as the OS counts it (0: unknown) */
+    uint64_t ns;    /* pid namespace (0: unknown or none) */
+} srng_process;
+
+/* A 64-bit finalizer (splitmix64's): spreads every input bit. */
+static uint64_t srng_mix(uint64_t x) {
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9u;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebu;
+    return x ^ (x >> 31);
+}
+
+#if defined(SRNG_HAVE_IDENTITY) && defined(_WIN32)
+static uint32_t srng_getpid(void) { return SRNG_CAST(uint32_t, GetCurrentProcessId()); }
+static uint64_t srng_pid_namespace(void) { return 0; }
+/* 1 alive (start filled in), 0 no such process, -1 cannot tell. */
+static int srng_process_lookup(uint32_t pid, srng_process *out) {
+    FILETIME created, exited, kernel, user;
+    DWORD code = 0;
+    BOOL ok;
+    HANDLE h = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, FALSE, pid);
+    if (h == NULL) return GetLastError() == ERROR_INVALID_PARAMETER ? 0 : -1;
+    ok = GetProcessTimes(h, &created, &exited, &kernel, &user) && GetExitCodeProcess(h, &code);
+    CloseHandle(h);
+    if (!ok) return -1;
+    if (code != STILL_ACTIVE) return 0;
+    out->start = SRNG_CAST(uint64_t, created.dwHighDateTime) << 32 | created.dwLowDateTime;
+    return 1;
+}
+#elif defined(SRNG_HAVE_IDENTITY) && defined(__APPLE__) && defined(__MACH__)
+#include <sys/sysctl.h>
+#include <unistd.h>
+static uint32_t srng_getpid(void) { return SRNG_CAST(uint32_t, getpid()); }
+static uint64_t srng_pid_namespace(void) { return 0; }
+static int srng_process_lookup(uint32_t pid, srng_process *out) {
+    int mib[4] = { CTL_KERN, KERN_PROC, KERN_PROC_PID, SRNG_CAST(int, pid) };
+    struct kinfo_proc kp;
+    size_t len = sizeof kp;
+    if (sysctl(mib, 4, &kp, &len, SRNG_NULL, 0) != 0) return -1;
+    if (len == 0 || kp.kp_proc.p_stat == SZOMB) return 0; /* none, or a zombie */
+    out->start = SRNG_CAST(uint64_t, kp.kp_proc.p_starttime.tv_sec) * 1000000u +
+                 SRNG_CAST(uint64_t, kp.kp_proc.p_starttime.tv_usec);
+    return 1;
+}
+#elif defined(SRNG_HAVE_IDENTITY)
+#include <fcntl.h>
+#include <sys/stat.h>
+static uint32_t srng_getpid(void) { return SRNG_CAST(uint32_t, getpid()); }
+
+/* The pid namespace's inode: pids of two namespaces cannot be compared. */
+static uint64_t srng_pid_namespace(void) {
+    struct stat st;
+    uint64_t ino; /* ino_t is 32-bit on some targets: widen without a cast */
+    if (stat("/proc/self/ns/pid", &st) != 0) return 0;
+    ino = st.st_ino;
+    return ino;
+}
+
+/* Read up to size-1 bytes of a small file, NUL-terminated. -1 on error. */
+static long srng_read_file(const char *path, char *buf, size_t size) {
+    long n;
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) return -1;
+    n = read(fd, buf, size - 1u); /* ssize_t: int or long */
+    close(fd);
+    buf[n > 0 ? n : 0] = 0;
+    return n;
+}
+
+/* Start times count clock ticks since boot: mix in the boot id, so that a
+   process of the next boot with the same pid and tick does not match. */
+static uint64_t srng_boot_id(void) {
+    char buf[64];
+    uint64_t h = 14695981039346656037u; /* FNV-1a */
+    const char *c;
+    if (srng_read_file("/proc/sys/kernel/random/boot_id", buf, sizeof buf) <= 0) return 0;
+    for (c = buf; *c != 0; c++) h = (h ^ SRNG_CAST(unsigned char, *c)) * 1099511628211u;
+    return h;
+}
+
+static int srng_process_lookup(uint32_t pid, srng_process *out) {
+    char path[32] = "/proc/", digits[12], buf[512];
+    const char *f;
+    size_t n = 0, at = 6;
+    uint64_t start = 0;
+    int i;
+    do digits[n++] = SRNG_CAST(char, '0' + pid % 10u);
+    while ((pid /= 10u) != 0);
+    while (n > 0) path[at++] = digits[--n];
+    memcpy(path + at, "/stat", 6);
+    if (srng_read_file(path, buf, sizeof buf) <= 0) return errno == ENOENT || errno == ESRCH ? 0 : -1;
+    /* "pid (comm) state ppid ..." where comm may hold anything: the
+       fields start after the last ')'. Field 3 is the state, 22 the start
+       time. A zombie (killed, not yet reaped) is dead. */
+    f = strrchr(buf, ')');
+    if (f == SRNG_NULL || f[1] != ' ') return -1;
+    f += 2;
+    if (*f == 'Z' || *f == 'X' || *f == 'x') return 0;
+    for (i = 0; i < 19; i++) {
+        f = strchr(f, ' ');
+        if (f == SRNG_NULL) return -1;
+        f++;
+    }
+    for (; *f >= '0' && *f <= '9'; f++) start = start * 10u + SRNG_CAST(uint64_t, *f - '0');
+    out->start = start ^ srng_boot_id();
+    return 1;
+}
+#endif
+
+#ifdef SRNG_HAVE_IDENTITY
+/* This process: pid, start time, namespace. */
+static void srng_self(srng_process *me) {
+    memset(me, 0, sizeof *me);
+    me->pid = srng_getpid() & SRNG_OWNER_PID;
+    if (srng_process_lookup(me->pid, me) != 1) me->start = 0;
+    me->ns = srng_pid_namespace();
+}
+
+static uint64_t srng_owner_word(const srng_process *p) {
+    return SRNG_CAST(uint64_t, SRNG_CAST(uint32_t, srng_mix(p->start))) << 32 | p->pid;
+}
+
+/* Is the process that wrote `owner` (in namespace `ns`) alive? */
+static int srng_owner_status(uint64_t owner, uint64_t ns) {
+    srng_process them;
+    uint32_t pid = SRNG_CAST(uint32_t, owner) & SRNG_OWNER_PID;
+    uint64_t my_ns;
+    int r;
+    if (pid == (srng_getpid() & SRNG_OWNER_PID)) return SRNG_ALIVE; /* this process */
+    my_ns = srng_pid_namespace();
+    if (ns != 0 && my_ns != 0 && ns != my_ns) return SRNG_UNKNOWN;
+    memset(&them, 0, sizeof them);
+    r = srng_process_lookup(pid, &them);
+    if (r != 1) return r == 0 ? SRNG_GONE : SRNG_UNKNOWN;
+    them.pid = pid;
+    return srng_owner_word(&them) == (owner & ~SRNG_CAST(uint64_t, SRNG_OWNER_FORMATTING))
+               ? SRNG_ALIVE
+               : SRNG_GONE; /* the pid was reused */
+}
+#endif
+
+static srng_au64 *srng_owner_at(unsigned char *region, unsigned id_off) {
+    return srng_u64_at(region, id_off + SRNG_ID_OWNER);
+}
+
+/* Claim the identity block at id_off for this process: free, ours, or a
+   dead process's (taken over). Returns OK with the word in *owner (0 where
+   identities are not supported), ERR_BUSY (a live process holds it) or
+   NOT_FORMATTED (a live prepare is formatting the region). */
+static int srng_claim(unsigned char *region, unsigned id_off, uint64_t *owner) {
+#ifdef SRNG_HAVE_IDENTITY
+    srng_au64 *word = srng_owner_at(region, id_off);
+    srng_process me;
+    uint64_t mine;
+    srng_self(&me);
+    mine = srng_owner_word(&me);
+    for (;;) {
+        uint64_t cur = SRNG_LOAD(word, acquire);
+        if (cur != 0 && cur != mine &&
+            srng_owner_status(cur, SRNG_LOAD(srng_u64_at(region, id_off + SRNG_ID_NS), relaxed)) != SRNG_GONE)
+            return (cur & SRNG_OWNER_FORMATTING) != 0 ? SHARED_RING_NOT_FORMATTED
+                                                     : SHARED_RING_ERR_BUSY;
+        if (SRNG_CAS(word, cur, mine)) break;
+    }
+    SRNG_STORE(srng_u64_at(region, id_off + SRNG_ID_START), me.start, relaxed);
+    SRNG_STORE(srng_u64_at(region, id_off + SRNG_ID_NS), me.ns, relaxed);
+    *owner = mine;
+#else
+    (void)region;
+    (void)id_off;
+    *owner = 0;
+#endif
+    return SHARED_RING_OK;
+}
+
+/* Give the identity block back, if it still holds our word. */
+static void srng_unclaim(unsigned char *region, unsigned id_off, uint64_t owner) {
+    uint64_t cur = owner;
+    if (owner != 0) (void)SRNG_CAS(srng_owner_at(region, id_off), cur, 0u);
+}
+
+/* Is the peer in another process, and is that process gone? Looked at
+   from slow paths only, at most every SRNG_LIVENESS_NS (`now` is the
+   clock). Sets s->peer_gone. Returns 1 when the peer is in another process
+   (a sleep must then end by s->check_at to look again), 0 when there is no
+   peer or it is in this process, ERR_CORRUPT when the region was formatted
+   anew under this handle (its ring id changed). */
+static int srng_watch_peer(shared_ring_side *s, uint64_t now) {
+    unsigned peer = s->magic == SRNG_PRODUCER_MAGIC ? SRNG_OFF_CONSUMER_ID : SRNG_OFF_PRODUCER_ID;
+    uint64_t owner;
+    if (SRNG_LOAD(srng_u64_at(s->region, SRNG_OFF_RING_ID), relaxed) != s->ring_id) {
+        s->broken = 1;
+        s->open = 0;
+        return SHARED_RING_ERR_CORRUPT;
+    }
+    owner = SRNG_LOAD(srng_owner_at(s->region, peer), acquire);
+    if (s->owner == 0 || owner == 0 ||
+        ((SRNG_CAST(uint32_t, owner ^ s->owner) & SRNG_OWNER_PID) == 0)) {
+        s->peer_gone = 0;
+        return 0;
+    }
+#ifdef SRNG_HAVE_IDENTITY
+    if (now - s->check_at < (SRNG_CAST(uint64_t, 1) << 63)) { /* now >= check_at */
+        s->peer_gone =
+            srng_owner_status(owner, SRNG_LOAD(srng_u64_at(s->region, peer + SRNG_ID_NS), relaxed)) == SRNG_GONE;
+        s->check_at = now + SRNG_LIVENESS_NS;
+    }
+#else
+    (void)now;
+#endif
+    return 1;
+}
+
 /* A wait condition: returns 1 when the caller may proceed, 0 to keep
    waiting, or a negative result to stop with. `thorough` 0 asks for the
    cheapest look (while spinning: touch no line the peer writes often);
@@ -1406,6 +1751,20 @@ static int srng_block(shared_ring_side *s, srng_au32 *word, srng_au32 *peer, srn
             }
             left = timeout_ns - elapsed;
         }
+        /* A peer in another process may die: look at it before sleeping,
+           and sleep no longer than until the next look. */
+        r = srng_watch_peer(s, start + elapsed);
+        if (r < 0) break;
+        if (r == 1) {
+            uint64_t until_check = s->check_at - (start + elapsed);
+            if (s->peer_gone) {
+                /* What it published before it died is still delivered. */
+                r = ready(ctx, 1);
+                if (r == 0) r = SHARED_RING_PEER_GONE;
+                break;
+            }
+            if (left > until_check) left = until_check;
+        }
         if (!srng_announce_sleep(word, peer_fenceless) && left > SRNG_SLICE_NS)
             left = SRNG_SLICE_NS;
         r = ready(ctx, 1);
@@ -1447,15 +1806,15 @@ static int srng_read_geometry(void *region, size_t region_size, srng_geometry *g
     const unsigned char *r = SRNG_CAST(const unsigned char *, region);
     const uint64_t size = region_size;
     uint64_t cap;
-    uint32_t max;
+    uint32_t max, magic;
     if (region == SRNG_NULL) return SHARED_RING_ERR_ARG;
     if ((SRNG_PUN(uintptr_t, region) & 7u) != 0) return SHARED_RING_ERR_ALIGN;
     if (region_size < SHARED_RING_HEADER_SIZE) return SHARED_RING_ERR_SIZE;
     /* acquire pairs with format's release of the magic: a formatted header
        is seen whole. */
-    if (SRNG_LOAD(srng_u32_at(SRNG_CAST(unsigned char *, region), SRNG_OFF_MAGIC), acquire) !=
-        SHARED_RING_MAGIC)
-        return SHARED_RING_ERR_MAGIC;
+    magic = SRNG_LOAD(srng_u32_at(SRNG_CAST(unsigned char *, region), SRNG_OFF_MAGIC), acquire);
+    if (magic == 0u) return SHARED_RING_NOT_FORMATTED; /* not yet, or being formatted */
+    if (magic != SHARED_RING_MAGIC) return SHARED_RING_ERR_MAGIC;
     if (srng_get32(r, SRNG_OFF_VERSION) != SHARED_RING_LAYOUT_VERSION)
         return SHARED_RING_ERR_VERSION;
     cap = srng_get64(r, SRNG_OFF_CAPACITY);
@@ -1483,11 +1842,14 @@ static int srng_positions_near(uint64_t read_pos, uint64_t write_pos, uint64_t c
     return ((read_pos | write_pos) & 7u) == 0 && gap <= cap;
 }
 
-/* Validate the region and options and fill the common part of a handle.
-   The handle's magic is set by the caller last, so a failed attach leaves
-   the handle unusable. */
+/* Validate the region and options, claim the side's identity block and
+   fill the common part of a handle. The header is read again after the
+   claim: a prepare that re-formatted the region before it must not leave
+   us with the old geometry. The handle's magic is set by the caller last,
+   so a failed attach leaves the handle unusable (and the caller gives the
+   claim back with srng_unclaim). */
 static int srng_attach_side(shared_ring_side *s, void *region, size_t region_size,
-                            const shared_ring_options *opt) {
+                            const shared_ring_options *opt, unsigned id_off) {
     shared_ring_options defaults = SHARED_RING_OPTIONS_INIT;
     srng_geometry g;
     int r = srng_read_geometry(region, region_size, &g);
@@ -1495,6 +1857,14 @@ static int srng_attach_side(shared_ring_side *s, void *region, size_t region_siz
     if (opt == SRNG_NULL) opt = &defaults;
     if (opt->resume_percent > 100u || (opt->wait == SRNG_NULL) != (opt->wake == SRNG_NULL))
         return SHARED_RING_ERR_ARG;
+    r = srng_claim(SRNG_CAST(unsigned char *, region), id_off, &s->owner);
+    if (r == SHARED_RING_OK) r = srng_read_geometry(region, region_size, &g);
+    if (r != SHARED_RING_OK) {
+        srng_unclaim(SRNG_CAST(unsigned char *, region), id_off, s->owner);
+        return r;
+    }
+    s->ring_id =
+        SRNG_LOAD(srng_u64_at(SRNG_CAST(unsigned char *, region), SRNG_OFF_RING_ID), relaxed);
     s->region = SRNG_CAST(unsigned char *, region);
     s->data = s->region + SHARED_RING_HEADER_SIZE;
     s->capacity = g.capacity;
@@ -1603,31 +1973,131 @@ static size_t srng_capacity_fitting(size_t region_size) {
     return cap;
 }
 
-SHARED_RING_API int shared_ring_format(void *region, size_t region_size, size_t capacity,
-                                       size_t max_message) {
-    unsigned char *r = SRNG_CAST(unsigned char *, region);
+/* Check format's arguments, and resolve capacity 0 and max_message 0. */
+static int srng_format_args(void *region, size_t region_size, size_t *capacity,
+                            size_t *max_message) {
     if (region == SRNG_NULL) return SHARED_RING_ERR_ARG;
     if ((SRNG_PUN(uintptr_t, region) & 7u) != 0) return SHARED_RING_ERR_ALIGN;
-    if (capacity == 0) capacity = srng_capacity_fitting(region_size);
-    if (!srng_capacity_ok(capacity) || region_size < shared_ring_region_size(capacity))
+    if (*capacity == 0) *capacity = srng_capacity_fitting(region_size);
+    if (!srng_capacity_ok(*capacity) || region_size < shared_ring_region_size(*capacity))
         return SHARED_RING_ERR_SIZE;
-    if (max_message == 0) max_message = srng_max_message_for(capacity);
-    if (max_message > srng_max_message_for(capacity)) return SHARED_RING_ERR_ARG;
+    if (*max_message == 0) *max_message = srng_max_message_for(*capacity);
+    if (*max_message > srng_max_message_for(*capacity)) return SHARED_RING_ERR_ARG;
+    return SHARED_RING_OK;
+}
+
+/* A fresh ring id: random enough to tell two formats of one region apart
+   (clock, address, pid, a counter, mixed), never 0. */
+static uint64_t srng_new_ring_id(const void *region) {
+    static srng_au64 counter;
+    uint64_t n = SRNG_LOAD(&counter, relaxed) + 1u, x;
+    SRNG_STORE(&counter, n, relaxed);
+    x = SHARED_RING_NOW_NS() ^ srng_mix(SRNG_PUN(uintptr_t, region) + n) ^
+        SRNG_CAST(uint64_t, time(SRNG_NULL)) << 20;
+#ifdef SRNG_HAVE_IDENTITY
+    x ^= SRNG_CAST(uint64_t, srng_getpid()) << 40;
+#endif
+    x = srng_mix(x);
+    return x != 0 ? x : 1u;
+}
+
+/* Write an empty ring's header. The identity owner words are left as they
+   are: format clears them, prepare holds them marked until the end. */
+static void srng_write_header(unsigned char *r, size_t capacity, size_t max_message) {
     /* Clear the magic first (an attach in progress sees "not formatted"),
-       then the rest of the header, the first record's header last. */
-    SRNG_STORE(srng_u32_at(r, SRNG_OFF_MAGIC), 0u, release);
-    memset(r + 4, 0, SHARED_RING_HEADER_SIZE - 4u);
+       and keep that store ahead of the others. */
+    SRNG_STORE(srng_u32_at(r, SRNG_OFF_MAGIC), 0u, relaxed);
+    SRNG_FENCE();
+    memset(r + 4, 0, SRNG_OFF_PRODUCER_ID - 4u);
+    memset(r + SRNG_OFF_PRODUCER_ID + 8u, 0, SRNG_OFF_CONSUMER_ID - SRNG_OFF_PRODUCER_ID - 8u);
+    memset(r + SRNG_OFF_CONSUMER_ID + 8u, 0, SHARED_RING_HEADER_SIZE - SRNG_OFF_CONSUMER_ID - 8u);
     srng_put32(r, SRNG_OFF_VERSION, SHARED_RING_LAYOUT_VERSION);
     srng_put64(r, SRNG_OFF_CAPACITY, capacity);
     srng_put32(r, SRNG_OFF_MAX_MESSAGE, SRNG_CAST(uint32_t, max_message));
     srng_put32(r, SRNG_OFF_DATA_OFFSET, SHARED_RING_HEADER_SIZE);
-    SRNG_STORE(srng_u64_at(r, SRNG_OFF_WRITE_POS), 0u, relaxed);
-    SRNG_STORE(srng_u64_at(r, SRNG_OFF_READ_POS), 0u, relaxed);
+    SRNG_STORE(srng_u64_at(r, SRNG_OFF_RING_ID), srng_new_ring_id(r), relaxed);
     /* Position 0 holds no record yet: its header word is 0 (never a tag). */
     SRNG_STORE(srng_u64_at(r, SHARED_RING_HEADER_SIZE), 0u, relaxed);
     /* The magic goes last, with release order, so a peer that sees it also
        sees the rest of the header. */
     SRNG_STORE(srng_u32_at(r, SRNG_OFF_MAGIC), SHARED_RING_MAGIC, release);
+}
+
+SHARED_RING_API int shared_ring_format(void *region, size_t region_size, size_t capacity,
+                                       size_t max_message) {
+    unsigned char *r = SRNG_CAST(unsigned char *, region);
+    int res = srng_format_args(region, region_size, &capacity, &max_message);
+    if (res != SHARED_RING_OK) return res;
+    SRNG_STORE(srng_owner_at(r, SRNG_OFF_PRODUCER_ID), 0u, relaxed);
+    SRNG_STORE(srng_owner_at(r, SRNG_OFF_CONSUMER_ID), 0u, relaxed);
+    srng_write_header(r, capacity, max_message);
+    return SHARED_RING_OK;
+}
+
+#define SRNG_RACED 1000 /* srng_mark_for_format: an owner word changed under us */
+
+/* prepare's claim on the region: both owner words swapped for `mark`
+   (ours, with the formatting bit), unless a live process holds one.
+   Returns OK (both marked), 1 (a live side: in use), ERR_BUSY (a live
+   prepare is formatting it) or SRNG_RACED (try again). Owner words of a
+   region that holds something other than a ring of this layout mean
+   nothing and are overwritten. */
+static int srng_mark_for_format(unsigned char *r, uint64_t mark) {
+    static const unsigned ids[2] = { SRNG_OFF_PRODUCER_ID, SRNG_OFF_CONSUMER_ID };
+    uint32_t magic = SRNG_LOAD(srng_u32_at(r, SRNG_OFF_MAGIC), acquire);
+    int ours = magic == 0u ||
+               (magic == SHARED_RING_MAGIC && srng_get32(r, SRNG_OFF_VERSION) ==
+                                                  SHARED_RING_LAYOUT_VERSION);
+    int i, r_ = SHARED_RING_OK;
+    for (i = 0; i < 2; i++) {
+        srng_au64 *w = srng_owner_at(r, ids[i]);
+        uint64_t cur = SRNG_LOAD(w, acquire);
+#ifdef SRNG_HAVE_IDENTITY
+        if (ours && cur != 0 &&
+            srng_owner_status(cur, SRNG_LOAD(srng_u64_at(r, ids[i] + SRNG_ID_NS), relaxed)) !=
+                SRNG_GONE) {
+            r_ = (cur & SRNG_OWNER_FORMATTING) != 0 ? SHARED_RING_ERR_BUSY : 1;
+            break;
+        }
+#else
+        (void)ours;
+#endif
+        if (!SRNG_CAS(w, cur, mark)) {
+            r_ = SRNG_RACED;
+            break;
+        }
+    }
+    if (r_ != SHARED_RING_OK)
+        while (i-- > 0) srng_unclaim(r, ids[i], mark);
+    return r_;
+}
+
+SHARED_RING_API int shared_ring_prepare(void *region, size_t region_size, size_t capacity,
+                                        size_t max_message) {
+    unsigned char *r = SRNG_CAST(unsigned char *, region);
+    uint64_t mark = SRNG_OWNER_FORMATTING;
+    int res = srng_format_args(region, region_size, &capacity, &max_message), tries;
+    if (res != SHARED_RING_OK) return res;
+#ifdef SRNG_HAVE_IDENTITY
+    {
+        srng_process me;
+        srng_self(&me);
+        mark |= srng_owner_word(&me);
+    }
+#else
+    /* Who is alive cannot be told here: a formatted ring is left alone. */
+    if (SRNG_LOAD(srng_u32_at(r, SRNG_OFF_MAGIC), acquire) == SHARED_RING_MAGIC &&
+        srng_get32(r, SRNG_OFF_VERSION) == SHARED_RING_LAYOUT_VERSION)
+        return 1;
+#endif
+    res = SRNG_RACED;
+    for (tries = 0; tries < 100 && res == SRNG_RACED; tries++) res = srng_mark_for_format(r, mark);
+    if (res == SRNG_RACED) return SHARED_RING_ERR_BUSY;
+    if (res != SHARED_RING_OK) return res;
+    srng_write_header(r, capacity, max_message);
+    /* Open the fresh ring to attaches. */
+    srng_unclaim(r, SRNG_OFF_PRODUCER_ID, mark);
+    srng_unclaim(r, SRNG_OFF_CONSUMER_ID, mark);
     return SHARED_RING_OK;
 }
 
@@ -1663,12 +2133,15 @@ SHARED_RING_API int shared_ring_attach_producer(shared_ring_producer *p, void *r
     int r;
     if (p == SRNG_NULL) return SHARED_RING_ERR_ARG;
     memset(p, 0, sizeof *p);
-    r = srng_attach_side(&p->s, region, region_size, &o);
+    r = srng_attach_side(&p->s, region, region_size, &o, SRNG_OFF_PRODUCER_ID);
     if (r != SHARED_RING_OK) return r;
     rd = SRNG_LOAD(srng_u64_at(p->s.region, SRNG_OFF_READ_POS), acquire);
     end =
         srng_find_end(&p->s, SRNG_LOAD(srng_u64_at(p->s.region, SRNG_OFF_WRITE_POS), acquire), rd);
-    if (end == SRNG_REC_BAD) return SHARED_RING_ERR_CORRUPT;
+    if (end == SRNG_REC_BAD) {
+        srng_unclaim(p->s.region, SRNG_OFF_PRODUCER_ID, p->s.owner);
+        return SHARED_RING_ERR_CORRUPT;
+    }
     p->write_pos = p->published = end;
     p->read_cache = rd;
     SRNG_STORE(srng_u64_at(p->s.region, SRNG_OFF_WRITE_POS), end, release);
@@ -1691,16 +2164,51 @@ SHARED_RING_API int shared_ring_attach_consumer(shared_ring_consumer *c, void *r
     int r;
     if (c == SRNG_NULL) return SHARED_RING_ERR_ARG;
     memset(c, 0, sizeof *c);
-    r = srng_attach_side(&c->s, region, region_size, opt);
+    r = srng_attach_side(&c->s, region, region_size, opt, SRNG_OFF_CONSUMER_ID);
     if (r != SHARED_RING_OK) return r;
     rd = SRNG_LOAD(srng_u64_at(c->s.region, SRNG_OFF_READ_POS), acquire);
     w = SRNG_LOAD(srng_u64_at(c->s.region, SRNG_OFF_WRITE_POS), acquire);
-    if (!srng_positions_near(rd, w, c->s.capacity)) return SHARED_RING_ERR_CORRUPT;
+    if (!srng_positions_near(rd, w, c->s.capacity)) {
+        srng_unclaim(c->s.region, SRNG_OFF_CONSUMER_ID, c->s.owner);
+        return SHARED_RING_ERR_CORRUPT;
+    }
     c->read_pos = c->peek_pos = rd;
     c->write_cache = w;
     srng_announce_mode(&c->s, SRNG_OFF_CONSUMER_SLEEPING, SRNG_OFF_PRODUCER_SLEEPING);
     c->s.magic = c->s.open = SRNG_CONSUMER_MAGIC;
     return SHARED_RING_OK;
+}
+
+/* Attach one side, retrying every millisecond while the region is not
+   formatted yet. */
+static int srng_attach_wait(shared_ring_producer *p, shared_ring_consumer *c, void *region,
+                            size_t region_size, const shared_ring_options *opt,
+                            uint64_t timeout_ns) {
+    uint64_t start = SHARED_RING_NOW_NS();
+    for (;;) {
+        int r = p != SRNG_NULL ? shared_ring_attach_producer(p, region, region_size, opt)
+                               : shared_ring_attach_consumer(c, region, region_size, opt);
+        if (r != SHARED_RING_NOT_FORMATTED || timeout_ns == 0) return r;
+        if (timeout_ns != SHARED_RING_FOREVER && SHARED_RING_NOW_NS() - start >= timeout_ns)
+            return SHARED_RING_TIMEOUT;
+        srng_nap(1000000u);
+    }
+}
+
+SHARED_RING_API int shared_ring_attach_producer_wait(shared_ring_producer *p, void *region,
+                                                     size_t region_size,
+                                                     const shared_ring_options *opt,
+                                                     uint64_t timeout_ns) {
+    if (p == SRNG_NULL) return SHARED_RING_ERR_ARG;
+    return srng_attach_wait(p, SRNG_NULL, region, region_size, opt, timeout_ns);
+}
+
+SHARED_RING_API int shared_ring_attach_consumer_wait(shared_ring_consumer *c, void *region,
+                                                     size_t region_size,
+                                                     const shared_ring_options *opt,
+                                                     uint64_t timeout_ns) {
+    if (c == SRNG_NULL) return SHARED_RING_ERR_ARG;
+    return srng_attach_wait(SRNG_NULL, c, region, region_size, opt, timeout_ns);
 }
 
 /* ---- producer ------------------------------------------------------------ */
@@ -2140,6 +2648,13 @@ static int srng_deliver(shared_ring_consumer *c, shared_ring_read_fn fn, void *u
     return r < 0 ? srng_corrupt(c) : count;
 }
 
+/* What a call that may not wait says when no message is there: EMPTY, or
+   PEER_GONE once a wait has found the producer's process dead (until a
+   later wait finds a live one). */
+static int srng_nothing_now(const shared_ring_consumer *c) {
+    return c->s.peer_gone ? SHARED_RING_PEER_GONE : SHARED_RING_EMPTY;
+}
+
 static void srng_release_to(shared_ring_consumer *c, uint64_t pos) {
     srng_au32 *word;
     if (pos == c->read_pos) return;
@@ -2167,7 +2682,7 @@ SHARED_RING_API int shared_ring_read_some(shared_ring_consumer *c, shared_ring_r
     /* Release what peek handed out too, even when nothing new came. */
     c->peeked = 0;
     srng_release_to(c, c->peek_pos);
-    return r != 0 ? r : SHARED_RING_EMPTY;
+    return r != 0 ? r : srng_nothing_now(c);
 }
 
 SHARED_RING_API int shared_ring_wait(shared_ring_consumer *c, uint64_t timeout_ns) {
@@ -2176,7 +2691,7 @@ SHARED_RING_API int shared_ring_wait(shared_ring_consumer *c, uint64_t timeout_n
     r = srng_block(&c->s, srng_u32_at(c->s.region, SRNG_OFF_CONSUMER_SLEEPING),
                    srng_u32_at(c->s.region, SRNG_OFF_PRODUCER_SLEEPING), srng_data_ready, c,
                    timeout_ns);
-    if (r == SHARED_RING_TIMEOUT && timeout_ns == 0) return SHARED_RING_EMPTY; /* not now */
+    if (r == SHARED_RING_TIMEOUT && timeout_ns == 0) return srng_nothing_now(c); /* not now */
     return r == 1 ? SHARED_RING_OK : r;
 }
 
@@ -2206,11 +2721,11 @@ SHARED_RING_API int shared_ring_peek(shared_ring_consumer *c, shared_ring_messag
     if (r != SHARED_RING_OK) return r;
     if (msg == SRNG_NULL) return SHARED_RING_ERR_ARG;
     r = srng_data_ready(c, 0);
-    if (r == 0) return SHARED_RING_EMPTY;
+    if (r == 0) return srng_nothing_now(c);
     if (r < 0) return r;
     r = srng_deliver(c, srng_take_one, msg);
     if (r < 0) return r;
-    if (r == 0) return SHARED_RING_EMPTY;
+    if (r == 0) return srng_nothing_now(c);
     c->peeked++;
     return SHARED_RING_OK;
 }
@@ -2222,6 +2737,10 @@ SHARED_RING_API int shared_ring_arm(shared_ring_consumer *c) {
     if (c->s.wake == SRNG_NULL) return SHARED_RING_ERR_STATE; /* the producer could not reach us */
     r = srng_data_ready(c, 1);
     if (r != 0) return r;
+    /* A dead producer will never signal the loop's descriptor. */
+    r = srng_watch_peer(&c->s, SHARED_RING_NOW_NS());
+    if (r < 0) return r;
+    if (c->s.peer_gone) return SHARED_RING_PEER_GONE;
     /* The same announce / barrier / re-check as srng_block, without the
        sleep: the caller sleeps in its own loop. */
     word = srng_u32_at(c->s.region, SRNG_OFF_CONSUMER_SLEEPING);
@@ -2244,7 +2763,255 @@ SHARED_RING_API int shared_ring_release(shared_ring_consumer *c) {
     return released;
 }
 
+/* ---- waiting on many rings ------------------------------------------------- */
+
+/* The first ring in the set with something to report (a message, closed,
+   corrupt, or its producer gone), or -1. */
+static int srng_any_ready(shared_ring_consumer *const *rings, size_t n, int thorough) {
+    size_t i;
+    for (i = 0; i < n; i++) {
+        shared_ring_consumer *c = rings[i];
+        if (c == SRNG_NULL) continue;
+        if (c->s.broken || srng_data_ready(c, thorough) != 0 || c->s.peer_gone)
+            return SRNG_CAST(int, i);
+    }
+    return -1;
+}
+
+/* Announce (or, with `on` 0, withdraw) every consumer of the set as asleep.
+   Returns 0 if a membarrier a fenceless producer needs failed: then no
+   wake-up is promised. */
+static int srng_announce_many(shared_ring_consumer *const *rings, size_t n, int on) {
+    size_t i;
+    int fenceless = 0;
+    for (i = 0; i < n; i++) {
+        if (rings[i] == SRNG_NULL) continue;
+        SRNG_STORE(srng_u32_at(rings[i]->s.region, SRNG_OFF_CONSUMER_SLEEPING),
+                   SRNG_CAST(uint32_t, on), release);
+        fenceless |= SRNG_LOAD(srng_u32_at(rings[i]->s.region, SRNG_OFF_PRODUCER_FENCELESS),
+                               relaxed) != 0u;
+    }
+    if (!on) return 1;
+    SRNG_FENCE();
+    return !fenceless || srng_asymmetric_barrier();
+}
+
+#if SRNG_OS_SLEEP == SRNG_SLEEPS_FUTEX && defined(SYS_futex_waitv) && \
+    defined(SRNG_HAVE_CLOCK_GETTIME)
+#define SRNG_HAVE_WAITV 1
+#define SRNG_WAITV_MAX 128u /* the kernel's limit */
+/* Sleep on every consumer's sleeping word at once (Linux 5.16+): the
+   producers' ordinary futex wake-ups reach it. 1 slept, 0 not possible
+   here (older kernel, a ring whose producer makes no futex wake-ups, a
+   wait hook, too many rings), -1 the call failed. */
+static int srng_waitv(shared_ring_consumer *const *rings, size_t n, uint64_t left) {
+    static srng_au32 no_waitv;
+    struct {
+        uint64_t val, uaddr;
+        uint32_t flags, reserved;
+    } w[SRNG_WAITV_MAX];
+    struct {
+        int64_t sec, nsec;
+    } until;
+    struct timespec now;
+    unsigned k = 0;
+    size_t i;
+    long r;
+    if (n > SRNG_WAITV_MAX || SRNG_LOAD(&no_waitv, relaxed) != 0u) return 0;
+    for (i = 0; i < n; i++) {
+        shared_ring_side *s = rings[i] != SRNG_NULL ? &rings[i]->s : SRNG_NULL;
+        srng_au32 *peer;
+        if (s == SRNG_NULL) continue;
+        peer = srng_u32_at(s->region, SRNG_OFF_PRODUCER_SLEEPING);
+        if (s->wait != SRNG_NULL ||
+            (SRNG_LOAD(srng_beside(peer, SRNG_MODE_WORD), relaxed) &
+             SRNG_WAKES(SRNG_SLEEPS_FUTEX)) == 0u)
+            return 0;
+        w[k].val = 1u;
+        w[k].uaddr = SRNG_PUN(uintptr_t, srng_u32_at(s->region, SRNG_OFF_CONSUMER_SLEEPING));
+        w[k].flags = 2u; /* FUTEX2_SIZE_U32, shared between processes */
+        w[k].reserved = 0u;
+        k++;
+    }
+    /* Its timeout is absolute, on CLOCK_MONOTONIC, with 64-bit fields on
+       every target. */
+    if (clock_gettime(CLOCK_MONOTONIC, &now) != 0) return 0;
+    if (left > 3600000000000u) left = 3600000000000u; /* an hour; the caller loops */
+    /* time_t and long vary by target: widen by assignment, not a cast. */
+    until.sec = now.tv_sec;
+    until.nsec = now.tv_nsec;
+    until.sec += SRNG_CAST(int64_t, left / 1000000000u);
+    until.nsec += SRNG_CAST(int64_t, left % 1000000000u);
+    if (until.nsec >= 1000000000) {
+        until.sec++;
+        until.nsec -= 1000000000;
+    }
+    r = SRNG_SYSCALL(SYS_futex_waitv, SRNG_CAST(void *, w), k, 0, &until, CLOCK_MONOTONIC);
+    if (r == -1 && errno == ENOSYS) {
+        SRNG_STORE(&no_waitv, 1u, relaxed); /* before Linux 5.16 */
+        return 0;
+    }
+    return srng_futex_result(r) == 0 ? 1 : -1;
+}
+#endif
+
+/* One sleep for the whole set, at most `left`. */
+static void srng_sleep_many(shared_ring_consumer *const *rings, size_t n, shared_ring_side *first,
+                            uint64_t left) {
+    size_t i;
+#ifdef SRNG_HAVE_WAITV
+    int r = srng_waitv(rings, n, left);
+    if (r != 0) {
+        for (i = 0; i < n; i++)
+            if (rings[i] != SRNG_NULL) rings[i]->s.stats.sleeps++;
+        if (r < 0) {
+            first->stats.wait_failures++;
+            srng_nap(SRNG_SLICE_NS);
+        }
+        return;
+    }
+#endif
+    /* Fallback: sleep on the first ring's word in slices; a message on any
+       other ring is seen within a slice. */
+    for (i = 0; i < n; i++)
+        if (rings[i] != SRNG_NULL && &rings[i]->s != first) rings[i]->s.stats.sleeps++;
+    srng_sleep(first, srng_u32_at(first->region, SRNG_OFF_CONSUMER_SLEEPING),
+               SRNG_LOAD(srng_u32_at(first->region, SRNG_OFF_PRODUCER_WAIT_MODE), relaxed),
+               n > 1u && left > SRNG_SLICE_NS ? SRNG_SLICE_NS : left);
+}
+
+/* Check a set's handles. OK with *first set, or the index of a broken one
+   (it has something to report), or a negative result. */
+static int srng_check_set(shared_ring_consumer *const *rings, size_t n,
+                          shared_ring_side **first) {
+    size_t i;
+    *first = SRNG_NULL;
+    if (rings == SRNG_NULL || n == 0 || n > INT_MAX) return SHARED_RING_ERR_ARG;
+    for (i = 0; i < n; i++) {
+        int r;
+        if (rings[i] == SRNG_NULL) continue;
+        r = srng_refusal(&rings[i]->s, SRNG_CONSUMER_MAGIC);
+        if (r == SHARED_RING_ERR_CORRUPT) return SRNG_CAST(int, i);
+        if (r != SHARED_RING_OK) return r;
+        if (*first == SRNG_NULL) *first = &rings[i]->s;
+    }
+    return *first != SRNG_NULL ? SHARED_RING_OK : SHARED_RING_ERR_ARG;
+}
+
+/* Look at the producers' processes; the index of a ring whose producer is
+   gone, or -1. Sets *remote when some producer is in another process. */
+static int srng_watch_many(shared_ring_consumer *const *rings, size_t n, uint64_t now,
+                           int *remote) {
+    size_t i;
+    *remote = 0;
+    for (i = 0; i < n; i++) {
+        int r;
+        if (rings[i] == SRNG_NULL) continue;
+        r = srng_watch_peer(&rings[i]->s, now);
+        if (r < 0 || rings[i]->s.peer_gone) return SRNG_CAST(int, i);
+        *remote |= r;
+    }
+    return -1;
+}
+
+SHARED_RING_API int shared_ring_wait_any(shared_ring_consumer *const *rings, size_t n,
+                                         uint64_t timeout_ns) {
+    shared_ring_side *first;
+    uint64_t start, elapsed = 0;
+    uint32_t i;
+    int r = srng_check_set(rings, n, &first);
+    if (r != SHARED_RING_OK) return r;
+    r = srng_any_ready(rings, n, 1);
+    if (r >= 0) return r;
+    if (timeout_ns == 0) return SHARED_RING_EMPTY;
+    start = SHARED_RING_NOW_NS();
+    /* Spin (the first ring's spin_ns) looking at every ring, cheaply. */
+    for (i = 1; first->spin_ns != 0; i++) {
+        int now = i % SRNG_SPIN_CLOCK_ROUNDS == 0;
+        srng_cpu_relax();
+        r = srng_any_ready(rings, n, now);
+        if (r >= 0) return r;
+        if (now) {
+            elapsed = SHARED_RING_NOW_NS() - start;
+            if (elapsed >= first->spin_ns || elapsed >= timeout_ns) break;
+        }
+    }
+    for (;;) {
+        uint64_t left = SHARED_RING_FOREVER;
+        int remote;
+        if (timeout_ns != SHARED_RING_FOREVER) {
+            if (elapsed >= timeout_ns) {
+                r = SHARED_RING_TIMEOUT;
+                break;
+            }
+            left = timeout_ns - elapsed;
+        }
+        r = srng_watch_many(rings, n, start + elapsed, &remote);
+        if (r >= 0) break;
+        if (remote && left > SRNG_LIVENESS_NS) left = SRNG_LIVENESS_NS;
+        if (!srng_announce_many(rings, n, 1) && left > SRNG_SLICE_NS) left = SRNG_SLICE_NS;
+        r = srng_any_ready(rings, n, 1);
+        if (r >= 0) break;
+        srng_sleep_many(rings, n, first, left);
+        r = srng_any_ready(rings, n, 1);
+        if (r >= 0) break;
+        elapsed = SHARED_RING_NOW_NS() - start;
+    }
+    srng_announce_many(rings, n, 0);
+    return r;
+}
+
 /* ---- either side ------------------------------------------------------------ */
+
+SHARED_RING_API int shared_ring_detach_producer(shared_ring_producer *p) {
+    int r = srng_refusal(p != SRNG_NULL ? &p->s : SRNG_NULL, SRNG_PRODUCER_MAGIC);
+    if (r != SHARED_RING_OK && r != SHARED_RING_ERR_CORRUPT) return r;
+    if (r == SHARED_RING_OK) srng_publish(p); /* what a cork held back */
+    srng_unclaim(p->s.region, SRNG_OFF_PRODUCER_ID, p->s.owner);
+    memset(p, 0, sizeof *p);
+    return SHARED_RING_OK;
+}
+
+SHARED_RING_API int shared_ring_detach_consumer(shared_ring_consumer *c) {
+    int r = srng_refusal(c != SRNG_NULL ? &c->s : SRNG_NULL, SRNG_CONSUMER_MAGIC);
+    if (r != SHARED_RING_OK && r != SHARED_RING_ERR_CORRUPT) return r;
+    srng_unclaim(c->s.region, SRNG_OFF_CONSUMER_ID, c->s.owner);
+    memset(c, 0, sizeof *c);
+    return SHARED_RING_OK;
+}
+
+/* One side's identity block, as an inspector sees it. */
+static void srng_owner_of(const unsigned char *region, unsigned id_off, shared_ring_owner *out,
+                          uint32_t *formatting) {
+    const srng_au64 *w = SRNG_PUN(const srng_au64 *, region + id_off);
+    uint64_t owner = SRNG_LOAD(w, acquire);
+    out->pid = SRNG_CAST(uint32_t, owner) & SRNG_OWNER_PID;
+    out->start_time = SRNG_LOAD(w + SRNG_ID_START / 8u, relaxed);
+    out->alive = -1;
+    if ((owner & SRNG_OWNER_FORMATTING) != 0) *formatting = 1;
+#ifdef SRNG_HAVE_IDENTITY
+    if (owner != 0) out->alive = srng_owner_status(owner, SRNG_LOAD(w + SRNG_ID_NS / 8u, relaxed));
+#endif
+    if (owner == 0) out->alive = 0;
+}
+
+SHARED_RING_API int shared_ring_owners_of(const void *region, size_t region_size,
+                                          shared_ring_owners *out) {
+    const unsigned char *r = SRNG_CAST(const unsigned char *, region);
+    uint32_t magic;
+    if (out != SRNG_NULL) memset(out, 0, sizeof *out);
+    if (region == SRNG_NULL || out == SRNG_NULL) return SHARED_RING_ERR_ARG;
+    if ((SRNG_PUN(uintptr_t, region) & 7u) != 0) return SHARED_RING_ERR_ALIGN;
+    if (region_size < SHARED_RING_HEADER_SIZE) return SHARED_RING_ERR_SIZE;
+    magic = SRNG_LOAD(SRNG_PUN(const srng_au32 *, r + SRNG_OFF_MAGIC), acquire);
+    if (magic == 0u) return SHARED_RING_NOT_FORMATTED;
+    if (magic != SHARED_RING_MAGIC) return SHARED_RING_ERR_MAGIC;
+    out->ring_id = SRNG_LOAD(SRNG_PUN(const srng_au64 *, r + SRNG_OFF_RING_ID), relaxed);
+    srng_owner_of(r, SRNG_OFF_PRODUCER_ID, &out->producer, &out->formatting);
+    srng_owner_of(r, SRNG_OFF_CONSUMER_ID, &out->consumer, &out->formatting);
+    return SHARED_RING_OK;
+}
+
 
 /* The gate of the queries (stats, usage): *out is zeroed first, so no
    path leaves it uninitialized; a broken handle still answers. */
@@ -2347,6 +3114,9 @@ SHARED_RING_API const char *shared_ring_result_string(int result) {
     case SHARED_RING_ERR_CORRUPT: return "shared region is corrupt";
     case SHARED_RING_ERR_STATE: return "call not valid in this state";
     case SHARED_RING_ERR_HANDLE: return "handle not attached or wrong side";
+    case SHARED_RING_NOT_FORMATTED: return "region not formatted yet";
+    case SHARED_RING_ERR_BUSY: return "a live process is attached as this side";
+    case SHARED_RING_PEER_GONE: return "the peer's process is gone";
     default: return result > 0 ? "ok (count)" : "unknown result";
     }
 }

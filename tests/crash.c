@@ -74,7 +74,19 @@ static void produce_forever(void *region, size_t size) {
     }
 }
 
-TEST(killed_producer_leaves_whole_messages_then_a_timeout) {
+/* Wait until the child has attached as `producer` (1) or consumer (0). */
+static void wait_for_attach(void *region, size_t size, int producer) {
+    shared_ring_owners o;
+    int i;
+    for (i = 0; i < 5000; i++) {
+        if (shared_ring_owners_of(region, size, &o) == SHARED_RING_OK &&
+            (producer ? o.producer.pid : o.consumer.pid) != 0)
+            return;
+        sleep_us(1000);
+    }
+}
+
+TEST(killed_producer_leaves_whole_messages_then_peer_gone) {
     int round, hung = 0, bad_end = 0;
     uint64_t total = 0, bad = 0;
     for (round = 0; round < rounds; round++) {
@@ -91,6 +103,7 @@ TEST(killed_producer_leaves_whole_messages_then_a_timeout) {
         child = fork();
         if (child == 0) produce_forever(region, size);
         CHECK_EQ(shared_ring_attach_consumer(&c, region, size, NULL), SHARED_RING_OK);
+        wait_for_attach(region, size, 1);
         start = (uint64_t)time(NULL);
         /* Read while it runs, then kill it without warning. */
         while ((long)((uint64_t)time(NULL) - start) < 1 && v.delivered < 200000u) {
@@ -105,7 +118,7 @@ TEST(killed_producer_leaves_whole_messages_then_a_timeout) {
             r = shared_ring_read(&c, message_tally_check, &v, AFTER_KILL_TIMEOUT_NS);
         } while (r >= 0 && (uint64_t)time(NULL) - start < 5);
         if (r >= 0) hung++;
-        if (r != SHARED_RING_TIMEOUT) bad_end++;
+        if (r != SHARED_RING_PEER_GONE) bad_end++;
         total += v.delivered;
         bad += v.bad;
         munmap(region, size);
@@ -117,8 +130,8 @@ TEST(killed_producer_leaves_whole_messages_then_a_timeout) {
            (unsigned long long)total, (unsigned long long)bad);
 }
 
-TEST(killed_consumer_leaves_the_producer_with_full_and_timeout) {
-    int round, not_full = 0, not_timeout = 0;
+TEST(killed_consumer_leaves_the_producer_with_full_then_peer_gone) {
+    int round, not_full = 0, not_gone = 0;
     for (round = 0; round < rounds; round++) {
         size_t size;
         void *region = new_region(&size);
@@ -136,6 +149,7 @@ TEST(killed_consumer_leaves_the_producer_with_full_and_timeout) {
             for (;;) shared_ring_read(&c, message_tally_check, &v, SHARED_RING_FOREVER);
         }
         CHECK_EQ(shared_ring_attach_producer(&p, region, size, NULL), SHARED_RING_OK);
+        wait_for_attach(region, size, 0);
         for (i = 0; i < (int)(message_mix((uint64_t)round) % 500u); i++) {
             message_fill((uint64_t)i, buf, message_len((uint64_t)i, MAX_LEN));
             shared_ring_write_bytes(&p, buf, message_len((uint64_t)i, MAX_LEN), 100000000u);
@@ -143,22 +157,23 @@ TEST(killed_consumer_leaves_the_producer_with_full_and_timeout) {
         kill(child, SIGKILL);
         waitpid(child, NULL, 0);
         /* With nobody reading, the ring fills: FULL within a bounded number
-           of tries, then a timed write times out. */
+           of tries; a write that may wait then learns the consumer is gone. */
         for (i = 0; i < (int)(CAPACITY / 8u) + 1 && r == SHARED_RING_OK; i++)
             r = shared_ring_write_bytes(&p, buf, 64, 0);
         if (r != SHARED_RING_FULL) not_full++;
-        if (shared_ring_write_bytes(&p, buf, 64, 10000000u) != SHARED_RING_TIMEOUT) not_timeout++;
+        if (shared_ring_write_bytes(&p, buf, 64, 1000000000u) != SHARED_RING_PEER_GONE)
+            not_gone++;
         munmap(region, size);
     }
     CHECK_EQ(not_full, 0);
-    CHECK_EQ(not_timeout, 0);
+    CHECK_EQ(not_gone, 0);
     printf("  %d consumer kills\n", rounds);
 }
 
 int main(int argc, char **argv) {
     if (argc > 1) rounds = atoi(argv[1]);
     alarm(600); /* a hang is a failure, not a stuck CI job */
-    RUN(killed_producer_leaves_whole_messages_then_a_timeout);
-    RUN(killed_consumer_leaves_the_producer_with_full_and_timeout);
+    RUN(killed_producer_leaves_whole_messages_then_peer_gone);
+    RUN(killed_consumer_leaves_the_producer_with_full_then_peer_gone);
     return harness_summary("crash");
 }

@@ -66,7 +66,7 @@ static int stop_after_one(void *user, const void *data, size_t len) {
     return 1;
 }
 
-static int is_result(int r) { return r >= SHARED_RING_ERR_HANDLE; }
+static int is_result(int r) { return r >= SHARED_RING_PEER_GONE; }
 
 int LLVMFuzzerTestOneInput(const uint8_t *in, size_t n) {
     size_t capacity, size, max, nops, i;

@@ -64,7 +64,7 @@ static void *mutator(void *arg) {
     return NULL;
 }
 
-static int known_result(int r) { return r >= SHARED_RING_ERR_HANDLE; }
+static int known_result(int r) { return r >= SHARED_RING_PEER_GONE; }
 
 static size_t attached_max; /* max_message the consumer saw at attach */
 

@@ -11,6 +11,8 @@
 #include "harness.h"
 
 #include <pthread.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <stdalign.h>
 #include <stdlib.h>
 #include <time.h>
@@ -35,6 +37,9 @@ static const struct {
     { "ERR_CORRUPT", SHARED_RING_ERR_CORRUPT },
     { "ERR_STATE", SHARED_RING_ERR_STATE },
     { "ERR_HANDLE", SHARED_RING_ERR_HANDLE },
+    { "NOT_FORMATTED", SHARED_RING_NOT_FORMATTED },
+    { "ERR_BUSY", SHARED_RING_ERR_BUSY },
+    { "PEER_GONE", SHARED_RING_PEER_GONE },
 };
 #define N_RESULTS (sizeof result_names / sizeof result_names[0])
 
@@ -136,7 +141,7 @@ static void check_documented(const char *function, const char *state, int r) {
     }
     ok = r > 0    ? d->min_count >= 0 && r >= d->min_count
          : r == 0 ? (d->negatives & 1u) || d->min_count == 0
-                  : r >= SHARED_RING_ERR_HANDLE && (d->negatives & (1u << -r));
+                  : r >= SHARED_RING_PEER_GONE && (d->negatives & (1u << -r));
     if (!ok) {
         fprintf(stderr, "  shared_ring_%s in state \"%s\" returned %d (%s), not documented\n",
                 function, state, r, shared_ring_result_string(r));
@@ -257,6 +262,7 @@ static int p_usage(shared_ring_producer *p) {
     return shared_ring_producer_usage(p, &u);
 }
 static int p_usage_null(shared_ring_producer *p) { return shared_ring_producer_usage(p, NULL); }
+static int p_detach(shared_ring_producer *p) { return shared_ring_detach_producer(p); }
 
 static const producer_call producer_calls[] = {
     { "write", p_write },
@@ -283,6 +289,7 @@ static const producer_call producer_calls[] = {
     { "producer_stats", p_stats_null },
     { "producer_usage", p_usage },
     { "producer_usage", p_usage_null },
+    { "detach_producer", p_detach },
 };
 #define N_PRODUCER_CALLS (sizeof producer_calls / sizeof producer_calls[0])
 
@@ -408,6 +415,15 @@ static int c_usage(shared_ring_consumer *c) {
 }
 static int c_usage_null(shared_ring_consumer *c) { return shared_ring_consumer_usage(c, NULL); }
 static int c_arm(shared_ring_consumer *c) { return shared_ring_arm(c); }
+static int c_detach(shared_ring_consumer *c) { return shared_ring_detach_consumer(c); }
+static int c_wait_any(shared_ring_consumer *c) {
+    shared_ring_consumer *set[2] = { NULL, c };
+    return shared_ring_wait_any(set, 2, 0);
+}
+static int c_wait_any_timed(shared_ring_consumer *c) {
+    shared_ring_consumer *set[1] = { c };
+    return shared_ring_wait_any(set, 1, 1000000);
+}
 
 static const consumer_call consumer_calls[] = {
     { "read_some", c_read_some },
@@ -425,6 +441,9 @@ static const consumer_call consumer_calls[] = {
     { "consumer_usage", c_usage },
     { "consumer_usage", c_usage_null },
     { "arm", c_arm },
+    { "detach_consumer", c_detach },
+    { "wait_any", c_wait_any },
+    { "wait_any", c_wait_any_timed },
 };
 #define N_CONSUMER_CALLS (sizeof consumer_calls / sizeof consumer_calls[0])
 
@@ -443,6 +462,7 @@ enum consumer_state {
     C_HOOKED_EMPTY,
     C_HOOKED_DATA,
     C_HOOKED_CLOSED,
+    C_PEER_GONE,
     C_STATES
 };
 static const char *consumer_state_names[] = {
@@ -460,6 +480,7 @@ static const char *consumer_state_names[] = {
     "empty, with wait hooks",
     "data, with wait hooks",
     "closed and drained, with wait hooks",
+    "producer's process gone",
 };
 
 static shared_ring_consumer unattached_consumer;
@@ -491,6 +512,16 @@ static void reattach_consumer_with_hooks(void) {
     o.wait = ignore_wait;
     o.wake = ignore_wake;
     CHECK_EQ(shared_ring_attach_consumer(&cons, region, sizeof region, &o), SHARED_RING_OK);
+}
+
+/* The producer's identity block names a process that has exited. */
+static void producer_process_died(void) {
+    pid_t child = fork();
+    uint64_t owner;
+    if (child == 0) _exit(0);
+    waitpid(child, NULL, 0);
+    owner = (uint64_t)(uint32_t)child;
+    memcpy(region + 640, &owner, 8);
 }
 
 static int run_consumer_call(enum consumer_state st, const consumer_call *call) {
@@ -540,6 +571,7 @@ static int run_consumer_call(enum consumer_state st, const consumer_call *call) 
         reattach_consumer_with_hooks();
         shared_ring_close(&prod);
         break;
+    case C_PEER_GONE: producer_process_died(); break;
     default: break;
     }
     return call->call(&cons);
@@ -559,6 +591,8 @@ TEST(every_consumer_call_in_every_state_returns_a_documented_result) {
 TEST(format_and_attach_on_every_kind_of_region_return_documented_results) {
     static alignas(128) unsigned char other[SHARED_RING_HEADER_SIZE + CAPACITY];
     shared_ring_options bad = SHARED_RING_OPTIONS_INIT;
+    shared_ring_consumer *no_ring = NULL;
+    shared_ring_owners owners;
     uint32_t v;
     int kind;
     bad.resume_percent = 101;
@@ -598,7 +632,22 @@ TEST(format_and_attach_on_every_kind_of_region_return_documented_results) {
                          shared_ring_attach_producer(&prod, r, size, o));
         check_documented("attach_consumer", "some region",
                          shared_ring_attach_consumer(&cons, r, size, o));
+        check_documented("attach_producer_wait", "some region",
+                         shared_ring_attach_producer_wait(&prod, r, size, o, 0));
+        check_documented("attach_consumer_wait", "some region",
+                         shared_ring_attach_consumer_wait(&cons, r, size, o, 2000000));
+        check_documented("owners_of", "some region", shared_ring_owners_of(r, size, &owners));
+        check_documented("owners_of", "NULL out", shared_ring_owners_of(r, size, NULL));
+        check_documented("prepare", "some region", shared_ring_prepare(r, size, CAPACITY, 0));
+        check_documented("prepare", "capacity 0", shared_ring_prepare(r, size, 0, 0));
     }
+    check_documented("attach_producer_wait", "NULL handle",
+                     shared_ring_attach_producer_wait(NULL, other, sizeof other, NULL, 0));
+    check_documented("attach_consumer_wait", "NULL handle",
+                     shared_ring_attach_consumer_wait(NULL, other, sizeof other, NULL, 0));
+    check_documented("wait_any", "NULL set", shared_ring_wait_any(NULL, 1, 0));
+    check_documented("wait_any", "empty set", shared_ring_wait_any(&no_ring, 0, 0));
+    check_documented("wait_any", "only NULL", shared_ring_wait_any(&no_ring, 1, 0));
     check_documented("attach_producer", "NULL handle",
                      shared_ring_attach_producer(NULL, other, sizeof other, NULL));
     check_documented("attach_consumer", "NULL handle",
@@ -630,6 +679,13 @@ TEST(every_int_function_has_a_documented_result_list) {
         "producer_usage",
         "consumer_usage",
         "arm",
+        "attach_producer_wait",
+        "attach_consumer_wait",
+        "prepare",
+        "wait_any",
+        "detach_producer",
+        "detach_consumer",
+        "owners_of",
     };
     size_t i;
     for (i = 0; i < sizeof expected / sizeof expected[0]; i++) {

@@ -173,8 +173,17 @@ TEST(positions_and_records_live_at_the_documented_offsets) {
     CHECK_EQ(region_u32(524), 1); /* closed */
 }
 
-TEST(attach_rejects_unformatted_region) {
+TEST(attach_to_a_zeroed_region_says_not_formatted_yet) {
     memset(region, 0, sizeof region);
+    CHECK_EQ(shared_ring_attach_producer(&prod, region, REGION_MAX, NULL),
+             SHARED_RING_NOT_FORMATTED);
+    CHECK_EQ(shared_ring_attach_consumer(&cons, region, REGION_MAX, NULL),
+             SHARED_RING_NOT_FORMATTED);
+}
+
+TEST(attach_rejects_a_region_that_holds_something_else) {
+    memset(region, 0, sizeof region);
+    set_region_u32(0, 0x464c457fu); /* an ELF file, say */
     CHECK_EQ(shared_ring_attach_producer(&prod, region, REGION_MAX, NULL), SHARED_RING_ERR_MAGIC);
     CHECK_EQ(shared_ring_attach_consumer(&cons, region, REGION_MAX, NULL), SHARED_RING_ERR_MAGIC);
 }
@@ -1648,7 +1657,8 @@ int main(void) {
     RUN(format_with_zero_max_message_allows_the_largest);
     RUN(format_writes_the_documented_header_bytes);
     RUN(positions_and_records_live_at_the_documented_offsets);
-    RUN(attach_rejects_unformatted_region);
+    RUN(attach_to_a_zeroed_region_says_not_formatted_yet);
+    RUN(attach_rejects_a_region_that_holds_something_else);
     RUN(attach_rejects_other_layout_version);
     RUN(attach_rejects_misaligned_region);
     RUN(attach_rejects_region_smaller_than_its_header_says);
