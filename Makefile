@@ -217,7 +217,8 @@ ecosystem-tests:
 OS_TESTS = $(B)/os_wait $(B)/clock_fail $(B)/mixed_builds $(B)/ulock-ulock_timeouts $(B)/ulock-unit
 # Every suite runs even when one fails; tests/suites.sh ends with one line,
 # "make test: N passed, M failed", and fails if M > 0.
-test: $(B)/unit $(B)/results $(B)/stress $(B)/fenced-stress $(B)/crash $(B)/mutate $(OS_TESTS) \
+test: $(B)/unit $(B)/results $(B)/stress $(B)/fenced-stress $(B)/crash $(B)/liveness $(B)/mutate \
+      $(OS_TESTS) \
       $(addprefix $(B)/,$(COMPILE_TESTS)) $(addprefix $(B)/fuzz_,$(FUZZ_TARGETS)) examples
 	@sh tests/suites.sh \
 	    "./$(B)/unit" \
@@ -231,6 +232,7 @@ test: $(B)/unit $(B)/results $(B)/stress $(B)/fenced-stress $(B)/crash $(B)/muta
 	    "./$(B)/stress $(STRESS_MESSAGES)" \
 	    "./$(B)/fenced-stress $(FENCED_STRESS_MESSAGES)" \
 	    "./$(B)/crash $(CRASH_ROUNDS)" \
+	    "./$(B)/liveness" \
 	    "$(MAKE) --no-print-directory compile-tests" \
 	    "$(MAKE) --no-print-directory fuzz-replay" \
 	    "$(MAKE) --no-print-directory run-examples" \
@@ -244,8 +246,9 @@ tsan: $(B)/tsan-unit $(B)/tsan-stress $(B)/tsan-crash
 	./$(B)/tsan-crash $(TSAN_CRASH_ROUNDS)
 
 asan: $(B)/asan-unit $(B)/asan-stress $(B)/asan-crash $(B)/asan-mixed_builds $(B)/asan-os_wait \
-      $(B)/asan-mutate
+      $(B)/asan-mutate $(B)/asan-liveness
 	./$(B)/asan-unit
+	./$(B)/asan-liveness
 	for seed in 1 2 3 4 5; do ./$(B)/asan-mutate $(MUTATE_CALLS) $$seed || exit 1; done
 	./$(B)/asan-mixed_builds
 	./$(B)/asan-os_wait

@@ -584,11 +584,12 @@ SHARED_RING_API int shared_ring_attach_consumer_wait(shared_ring_consumer *c, vo
    (dead, or detached), is formatted afresh: a new ring id, and whatever a
    dead pair left unread is dropped. A ring with a live side (in another
    process that is alive, or in this process) is left as it is. Safe to
-   race with other prepares and attaches on the same region. Either side;
-   never blocks.
+   race with other prepares and attaches on the same region. Either side.
+   Blocks only while another prepare formats the region (microseconds; it
+   gives up after a second).
    Returns: OK (formatted now); a count >= 1 (always 1: in use, left as
    it is); ERR_ARG, ERR_ALIGN, ERR_SIZE (as format); ERR_BUSY (another
-   process is formatting it right now: retry). */
+   process has been formatting it for a second: stopped in the middle). */
 SHARED_RING_API int shared_ring_prepare(void *region, size_t region_size, size_t capacity,
                                         size_t max_message);
 
@@ -2090,9 +2091,14 @@ SHARED_RING_API int shared_ring_prepare(void *region, size_t region_size, size_t
         srng_get32(r, SRNG_OFF_VERSION) == SHARED_RING_LAYOUT_VERSION)
         return 1;
 #endif
-    res = SRNG_RACED;
-    for (tries = 0; tries < 100 && res == SRNG_RACED; tries++) res = srng_mark_for_format(r, mark);
-    if (res == SRNG_RACED) return SHARED_RING_ERR_BUSY;
+    /* Another prepare formatting the region takes microseconds: wait for
+       it (1 ms naps, at most a second), then judge the region again. */
+    for (tries = 0;; tries++) {
+        res = srng_mark_for_format(r, mark);
+        if (res != SHARED_RING_ERR_BUSY && res != SRNG_RACED) break;
+        if (tries == 1000) return SHARED_RING_ERR_BUSY;
+        if (res == SHARED_RING_ERR_BUSY) srng_nap(1000000u);
+    }
     if (res != SHARED_RING_OK) return res;
     srng_write_header(r, capacity, max_message);
     /* Open the fresh ring to attaches. */

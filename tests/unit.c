@@ -1643,6 +1643,207 @@ TEST(every_result_has_its_own_description) {
     CHECK(strcmp(shared_ring_result_string(-999), "unknown result") == 0);
 }
 
+/* ---- waiting on many rings --------------------------------------------------- */
+
+#define SET_RINGS 130 /* more than one futex_waitv call takes (128) */
+#define SET_CAP 256u
+static alignas(128) unsigned char set_regions[SET_RINGS][SHARED_RING_HEADER_SIZE + SET_CAP];
+static shared_ring_producer set_prod[SET_RINGS];
+static shared_ring_consumer set_cons[SET_RINGS];
+static shared_ring_consumer *set[SET_RINGS];
+
+static void setup_set(size_t n, uint32_t spin_ns) {
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
+    size_t i;
+    o.spin_ns = spin_ns;
+    for (i = 0; i < n; i++) {
+        CHECK_EQ(shared_ring_format(set_regions[i], sizeof set_regions[i], SET_CAP, 0),
+                 SHARED_RING_OK);
+        CHECK_EQ(shared_ring_attach_producer(&set_prod[i], set_regions[i], sizeof set_regions[i],
+                                             NULL),
+                 SHARED_RING_OK);
+        CHECK_EQ(shared_ring_attach_consumer(&set_cons[i], set_regions[i], sizeof set_regions[i],
+                                             &o),
+                 SHARED_RING_OK);
+        set[i] = &set_cons[i];
+    }
+}
+
+TEST(wait_any_returns_the_index_of_the_ring_that_has_a_message) {
+    setup_set(4, 0);
+    CHECK_EQ(shared_ring_write_str(&set_prod[2], "x", 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_wait_any(set, 4, 0), 2);
+    CHECK_EQ(shared_ring_wait_any(set, 4, SHARED_RING_FOREVER), 2);
+}
+
+TEST(wait_any_with_nothing_ready_says_empty_or_times_out) {
+    setup_set(3, 0);
+    CHECK_EQ(shared_ring_wait_any(set, 3, 0), SHARED_RING_EMPTY);
+    CHECK_EQ(shared_ring_wait_any(set, 3, 2000000), SHARED_RING_TIMEOUT);
+}
+
+TEST(wait_any_reports_a_closed_ring_at_once) {
+    setup_set(3, 0);
+    CHECK_EQ(shared_ring_close(&set_prod[1]), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_wait_any(set, 3, SHARED_RING_FOREVER), 1);
+    CHECK_EQ(shared_ring_wait(set[1], 0), SHARED_RING_CLOSED);
+}
+
+TEST(wait_any_skips_null_entries) {
+    setup_set(2, 0);
+    set[0] = NULL;
+    CHECK_EQ(shared_ring_write_str(&set_prod[1], "x", 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_wait_any(set, 2, 0), 1);
+}
+
+TEST(wait_any_on_a_producer_handle_is_a_handle_error) {
+    setup_set(2, 0);
+    set[1] = (shared_ring_consumer *)(void *)&set_prod[1];
+    CHECK_EQ(shared_ring_wait_any(set, 2, 0), SHARED_RING_ERR_HANDLE);
+}
+
+typedef struct later_write {
+    size_t ring;
+    long delay_ms;
+} later_write;
+
+static void *write_to_ring_later(void *arg) {
+    later_write *w = (later_write *)arg;
+    struct timespec d = { 0, w->delay_ms * 1000000L };
+    nanosleep(&d, NULL);
+    shared_ring_write_str(&set_prod[w->ring], "late", 0);
+    return NULL;
+}
+
+/* A sleeping wait_any is woken by a write to any ring of the set. */
+static void check_wakes_on_a_late_write(size_t n, size_t ring) {
+    later_write w = { ring, 50 };
+    shared_ring_stats st;
+    pthread_t t;
+    struct timespec a, b;
+    double ms;
+    setup_set(n, 1000); /* spin 1 us, then sleep */
+    pthread_create(&t, NULL, write_to_ring_later, &w);
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    CHECK_EQ(shared_ring_wait_any(set, n, 5000000000u), (int)ring);
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    pthread_join(t, NULL);
+    ms = (double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) / 1e6;
+    CHECK(ms >= 40 && ms < 2000); /* slept, and woke long before the timeout */
+    shared_ring_consumer_stats(set[ring], &st);
+    CHECK(st.sleeps >= 1);
+}
+
+TEST(sleeping_wait_any_wakes_when_any_ring_gets_a_message) {
+    check_wakes_on_a_late_write(4, 3);
+}
+
+TEST(sleeping_wait_any_over_more_rings_than_one_system_call_takes_still_wakes) {
+    check_wakes_on_a_late_write(SET_RINGS, SET_RINGS - 1);
+}
+
+static shared_ring_consumer *wait_any_target;
+static int wait_any_in_callback;
+static int call_wait_any(void *user, const void *data, size_t len) {
+    (void)user;
+    (void)data;
+    (void)len;
+    wait_any_in_callback = shared_ring_wait_any(&wait_any_target, 1, 0);
+    return 0;
+}
+
+TEST(wait_any_inside_a_read_callback_is_a_state_error) {
+    setup_set(1, 0);
+    wait_any_target = set[0];
+    shared_ring_write_str(&set_prod[0], "x", 0);
+    CHECK_EQ(shared_ring_read_some(set[0], call_wait_any, NULL), 1);
+    CHECK_EQ(wait_any_in_callback, SHARED_RING_ERR_STATE);
+}
+
+/* ---- identities in one process ------------------------------------------------ */
+
+TEST(format_writes_a_fresh_nonzero_ring_id_each_time) {
+    uint64_t first, second;
+    setup(1024, 0);
+    first = region_u64(24);
+    setup(1024, 0);
+    second = region_u64(24);
+    CHECK(first != 0 && second != 0 && first != second);
+}
+
+TEST(attach_records_this_process_as_the_sides_owner) {
+    shared_ring_owners o;
+    setup(1024, 0);
+    CHECK_EQ(shared_ring_owners_of(region, region_bytes, &o), SHARED_RING_OK);
+    CHECK_EQ(o.producer.pid, (uint32_t)getpid());
+    CHECK_EQ(o.consumer.pid, (uint32_t)getpid());
+    CHECK_EQ(o.producer.alive, 1);
+    CHECK(o.producer.start_time != 0);
+    CHECK_EQ(o.ring_id, region_u64(24));
+}
+
+TEST(a_second_handle_of_one_side_in_the_same_process_may_attach) {
+    shared_ring_producer again;
+    setup(1024, 0);
+    CHECK_EQ(shared_ring_attach_producer(&again, region, region_bytes, NULL), SHARED_RING_OK);
+}
+
+TEST(detach_gives_the_side_back_and_unattaches_the_handle) {
+    static seen seen_msgs;
+    shared_ring_owners o;
+    setup(1024, 0);
+    CHECK_EQ(shared_ring_cork(&prod), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_write_str(&prod, "corked", 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_detach_producer(&prod), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_owners_of(region, region_bytes, &o), SHARED_RING_OK);
+    CHECK_EQ(o.producer.pid, 0);
+    CHECK_EQ(shared_ring_write_str(&prod, "x", 0), SHARED_RING_ERR_HANDLE);
+    CHECK_EQ(drain(&seen_msgs), 1); /* the corked message was published */
+}
+
+TEST(prepare_leaves_a_ring_this_process_uses_alone) {
+    uint64_t id;
+    setup(1024, 0);
+    id = region_u64(24);
+    CHECK_EQ(shared_ring_prepare(region, region_bytes, 1024, 0), 1);
+    CHECK_EQ(region_u64(24), id);
+}
+
+TEST(prepare_formats_a_zeroed_region_and_one_holding_something_else) {
+    shared_ring_owners o;
+    memset(region, 0, sizeof region);
+    CHECK_EQ(shared_ring_prepare(region, REGION_MAX, 1024, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_owners_of(region, REGION_MAX, &o), SHARED_RING_OK);
+    memset(region, 0xA5, sizeof region); /* garbage owners too: they mean nothing */
+    CHECK_EQ(shared_ring_prepare(region, REGION_MAX, 1024, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_consumer(&cons, region, REGION_MAX, NULL), SHARED_RING_OK);
+}
+
+TEST(attach_wait_times_out_on_a_region_nobody_formats) {
+    memset(region, 0, sizeof region);
+    CHECK_EQ(shared_ring_attach_consumer_wait(&cons, region, REGION_MAX, NULL, 0),
+             SHARED_RING_NOT_FORMATTED);
+    CHECK_EQ(shared_ring_attach_consumer_wait(&cons, region, REGION_MAX, NULL, 3000000),
+             SHARED_RING_TIMEOUT);
+}
+
+static void *format_later(void *arg) {
+    struct timespec d = { 0, 20000000 };
+    (void)arg;
+    nanosleep(&d, NULL);
+    shared_ring_format(region, REGION_MAX, 1024, 0);
+    return NULL;
+}
+
+TEST(attach_wait_attaches_once_another_thread_formats) {
+    pthread_t t;
+    memset(region, 0, sizeof region);
+    pthread_create(&t, NULL, format_later, NULL);
+    CHECK_EQ(shared_ring_attach_producer_wait(&prod, region, REGION_MAX, NULL, 5000000000u),
+             SHARED_RING_OK);
+    pthread_join(t, NULL);
+}
+
 int main(void) {
     printf("unit: waits use %s\n", shared_ring_wait_method());
     RUN(region_size_is_capacity_plus_header);
@@ -1786,5 +1987,21 @@ int main(void) {
     RUN(producer_blocked_forever_is_woken_when_the_consumer_finds_corruption);
     RUN(producer_notices_corruption_within_one_capacity_of_writes);
     RUN(flush_and_close_report_corruption_the_consumer_found);
+    RUN(wait_any_returns_the_index_of_the_ring_that_has_a_message);
+    RUN(wait_any_with_nothing_ready_says_empty_or_times_out);
+    RUN(wait_any_reports_a_closed_ring_at_once);
+    RUN(wait_any_skips_null_entries);
+    RUN(wait_any_on_a_producer_handle_is_a_handle_error);
+    RUN(sleeping_wait_any_wakes_when_any_ring_gets_a_message);
+    RUN(sleeping_wait_any_over_more_rings_than_one_system_call_takes_still_wakes);
+    RUN(wait_any_inside_a_read_callback_is_a_state_error);
+    RUN(format_writes_a_fresh_nonzero_ring_id_each_time);
+    RUN(attach_records_this_process_as_the_sides_owner);
+    RUN(a_second_handle_of_one_side_in_the_same_process_may_attach);
+    RUN(detach_gives_the_side_back_and_unattaches_the_handle);
+    RUN(prepare_leaves_a_ring_this_process_uses_alone);
+    RUN(prepare_formats_a_zeroed_region_and_one_holding_something_else);
+    RUN(attach_wait_times_out_on_a_region_nobody_formats);
+    RUN(attach_wait_attaches_once_another_thread_formats);
     return harness_summary("unit");
 }

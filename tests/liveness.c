@@ -1,0 +1,389 @@
+/* Peers in other processes: who may attach, what a dead peer's partner
+   hears, and how prepare treats a region a dead pair left behind. Every
+   test forks; the region is a MAP_SHARED anonymous mapping. */
+#define _GNU_SOURCE
+#define SHARED_RING_IMPLEMENTATION
+#include "../shared_ring.h"
+#include "harness.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CAPACITY 4096u
+/* The issue's target is 100 ms; the bound checked leaves room for a
+   loaded machine, and the time measured is printed. */
+#define GONE_BOUND_MS 1000.0
+
+static unsigned char *region;
+static size_t size;
+
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static void fresh_region(void) {
+    if (region != NULL) munmap(region, size);
+    size = shared_ring_region_size(CAPACITY);
+    region = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (region == MAP_FAILED) abort();
+    if (shared_ring_format(region, size, CAPACITY, 0) != SHARED_RING_OK) abort();
+}
+
+/* A child that attaches as one side, says so through a pipe, then sleeps
+   until killed. Returns its pid once it has attached. */
+static pid_t child_attached_as(int producer) {
+    int fds[2];
+    char ok = 0;
+    pid_t pid;
+    if (pipe(fds) != 0) abort();
+    pid = fork();
+    if (pid == 0) {
+        shared_ring_producer p;
+        shared_ring_consumer c;
+        int r = producer ? shared_ring_attach_producer(&p, region, size, NULL)
+                         : shared_ring_attach_consumer(&c, region, size, NULL);
+        ok = r == SHARED_RING_OK;
+        if (write(fds[1], &ok, 1) != 1) _exit(2);
+        for (;;) pause();
+    }
+    close(fds[1]);
+    if (read(fds[0], &ok, 1) != 1 || !ok) abort();
+    close(fds[0]);
+    return pid;
+}
+
+static void reap(pid_t pid) {
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+}
+
+/* Kills `victim` after a delay, from a thread, and records when. The
+   victim is not reaped until the test is done: a zombie must count as dead. */
+typedef struct killer {
+    pid_t victim;
+    double killed_at;
+} killer;
+
+static void *kill_later(void *arg) {
+    killer *k = (killer *)arg;
+    /* 230 ms: the waiter is asleep by then, and the kill does not fall on
+       a multiple of the 50 ms checks that began with its sleep */
+    struct timespec d = { 0, 230000000 };
+    nanosleep(&d, NULL);
+    k->killed_at = now_ms();
+    kill(k->victim, SIGKILL);
+    return NULL;
+}
+
+static int ignore(void *user, const void *data, size_t len) {
+    (void)user;
+    (void)data;
+    (void)len;
+    return 0;
+}
+
+TEST(consumer_waiting_forever_hears_peer_gone_when_the_producer_is_killed) {
+    shared_ring_consumer c;
+    killer k = { 0, 0 };
+    pthread_t t;
+    int r;
+    fresh_region();
+    k.victim = child_attached_as(1);
+    CHECK_EQ(shared_ring_attach_consumer(&c, region, size, NULL), SHARED_RING_OK);
+    pthread_create(&t, NULL, kill_later, &k);
+    r = shared_ring_read(&c, ignore, NULL, SHARED_RING_FOREVER);
+    double took = now_ms() - k.killed_at;
+    pthread_join(t, NULL);
+    CHECK_EQ(r, SHARED_RING_PEER_GONE);
+    CHECK(took < GONE_BOUND_MS);
+    printf("  producer killed: the consumer heard PEER_GONE after %.1f ms\n", took);
+    /* A poll after that says so too, instead of EMPTY. */
+    CHECK_EQ(shared_ring_read_some(&c, ignore, NULL), SHARED_RING_PEER_GONE);
+    reap(k.victim);
+}
+
+TEST(producer_blocked_on_a_full_ring_hears_peer_gone_when_the_consumer_is_killed) {
+    shared_ring_producer p;
+    killer k = { 0, 0 };
+    pthread_t t;
+    char buf[64] = { 0 };
+    int r;
+    fresh_region();
+    k.victim = child_attached_as(0);
+    CHECK_EQ(shared_ring_attach_producer(&p, region, size, NULL), SHARED_RING_OK);
+    while (shared_ring_write_bytes(&p, buf, sizeof buf, 0) == SHARED_RING_OK) {
+    }
+    pthread_create(&t, NULL, kill_later, &k);
+    r = shared_ring_write_bytes(&p, buf, sizeof buf, SHARED_RING_FOREVER);
+    double took = now_ms() - k.killed_at;
+    pthread_join(t, NULL);
+    CHECK_EQ(r, SHARED_RING_PEER_GONE);
+    CHECK(took < GONE_BOUND_MS);
+    printf("  consumer killed: the blocked producer heard PEER_GONE after %.1f ms\n", took);
+    reap(k.victim);
+}
+
+TEST(messages_published_before_the_producer_died_are_read_before_peer_gone) {
+    shared_ring_consumer c;
+    int count = 0, r;
+    pid_t pid;
+    fresh_region();
+    pid = fork();
+    if (pid == 0) {
+        shared_ring_producer p;
+        if (shared_ring_attach_producer(&p, region, size, NULL) != SHARED_RING_OK) _exit(1);
+        shared_ring_write_str(&p, "one", 0);
+        shared_ring_write_str(&p, "two", 0);
+        _exit(0); /* dies without closing */
+    }
+    waitpid(pid, NULL, 0);
+    CHECK_EQ(shared_ring_attach_consumer(&c, region, size, NULL), SHARED_RING_OK);
+    while ((r = shared_ring_read(&c, ignore, NULL, SHARED_RING_FOREVER)) > 0) count += r;
+    CHECK_EQ(count, 2);
+    CHECK_EQ(r, SHARED_RING_PEER_GONE);
+}
+
+TEST(a_closed_stream_says_closed_not_peer_gone_after_the_producer_exits) {
+    shared_ring_consumer c;
+    pid_t pid;
+    fresh_region();
+    pid = fork();
+    if (pid == 0) {
+        shared_ring_producer p;
+        if (shared_ring_attach_producer(&p, region, size, NULL) != SHARED_RING_OK) _exit(1);
+        shared_ring_write_str(&p, "last", 0);
+        shared_ring_close(&p);
+        _exit(0);
+    }
+    waitpid(pid, NULL, 0);
+    CHECK_EQ(shared_ring_attach_consumer(&c, region, size, NULL), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_read(&c, ignore, NULL, SHARED_RING_FOREVER), 1);
+    CHECK_EQ(shared_ring_read(&c, ignore, NULL, SHARED_RING_FOREVER), SHARED_RING_CLOSED);
+}
+
+TEST(second_producer_while_the_first_process_lives_gets_busy) {
+    shared_ring_producer p;
+    pid_t first;
+    fresh_region();
+    first = child_attached_as(1);
+    CHECK_EQ(shared_ring_attach_producer(&p, region, size, NULL), SHARED_RING_ERR_BUSY);
+    reap(first);
+}
+
+TEST(second_consumer_while_the_first_process_lives_gets_busy) {
+    shared_ring_consumer c;
+    pid_t first;
+    fresh_region();
+    first = child_attached_as(0);
+    CHECK_EQ(shared_ring_attach_consumer(&c, region, size, NULL), SHARED_RING_ERR_BUSY);
+    reap(first);
+}
+
+TEST(a_dead_producers_side_is_taken_over) {
+    shared_ring_producer p;
+    shared_ring_owners o;
+    fresh_region();
+    reap(child_attached_as(1));
+    CHECK_EQ(shared_ring_attach_producer(&p, region, size, NULL), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_owners_of(region, size, &o), SHARED_RING_OK);
+    CHECK_EQ(o.producer.pid, (uint32_t)getpid());
+    CHECK_EQ(o.producer.alive, 1);
+}
+
+TEST(a_dead_consumers_side_is_taken_over) {
+    shared_ring_consumer c;
+    fresh_region();
+    reap(child_attached_as(0));
+    CHECK_EQ(shared_ring_attach_consumer(&c, region, size, NULL), SHARED_RING_OK);
+}
+
+TEST(a_live_pid_with_another_start_time_is_a_reused_pid_and_taken_over) {
+    shared_ring_producer p;
+    uint64_t owner;
+    pid_t live;
+    fresh_region();
+    live = child_attached_as(1);
+    memcpy(&owner, region + 640, 8);
+    owner ^= (uint64_t)1 << 40; /* same pid, another start-time token */
+    memcpy(region + 640, &owner, 8);
+    CHECK_EQ(shared_ring_attach_producer(&p, region, size, NULL), SHARED_RING_OK);
+    reap(live);
+}
+
+TEST(an_owner_in_another_pid_namespace_cannot_be_judged_and_is_left_alone) {
+    shared_ring_producer p;
+    shared_ring_owners o;
+    uint64_t owner = 0x7FFFFFF0u, ns = 12345; /* no such pid here, and another namespace */
+    fresh_region();
+    memcpy(region + 640, &owner, 8);
+    memcpy(region + 656, &ns, 8);
+    CHECK_EQ(shared_ring_attach_producer(&p, region, size, NULL), SHARED_RING_ERR_BUSY);
+    CHECK_EQ(shared_ring_owners_of(region, size, &o), SHARED_RING_OK);
+    CHECK_EQ(o.producer.alive, -1);
+}
+
+TEST(detach_lets_another_process_attach_as_that_side) {
+    shared_ring_producer p;
+    int status = -1;
+    pid_t pid;
+    fresh_region();
+    CHECK_EQ(shared_ring_attach_producer(&p, region, size, NULL), SHARED_RING_OK);
+    pid = fork();
+    if (pid == 0) {
+        shared_ring_producer q;
+        _exit(shared_ring_attach_producer(&q, region, size, NULL) == SHARED_RING_ERR_BUSY ? 0 : 1);
+    }
+    waitpid(pid, &status, 0);
+    CHECK_EQ(status, 0); /* busy while attached */
+    CHECK_EQ(shared_ring_detach_producer(&p), SHARED_RING_OK);
+    pid = fork();
+    if (pid == 0) {
+        shared_ring_producer q;
+        _exit(shared_ring_attach_producer(&q, region, size, NULL) == SHARED_RING_OK ? 0 : 1);
+    }
+    waitpid(pid, &status, 0);
+    CHECK_EQ(status, 0);
+}
+
+TEST(prepare_formats_afresh_a_region_whose_processes_are_all_gone) {
+    shared_ring_consumer c;
+    shared_ring_owners before, after;
+    pid_t pid;
+    fresh_region();
+    pid = fork();
+    if (pid == 0) {
+        shared_ring_producer p;
+        if (shared_ring_attach_producer(&p, region, size, NULL) != SHARED_RING_OK) _exit(1);
+        shared_ring_write_str(&p, "stale", 0);
+        shared_ring_close(&p);
+        _exit(0);
+    }
+    waitpid(pid, NULL, 0);
+    shared_ring_owners_of(region, size, &before);
+    CHECK_EQ(shared_ring_prepare(region, size, 0, 0), SHARED_RING_OK);
+    shared_ring_owners_of(region, size, &after);
+    CHECK(after.ring_id != before.ring_id);
+    CHECK_EQ(after.producer.pid, 0);
+    CHECK_EQ(shared_ring_attach_consumer(&c, region, size, NULL), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_read_some(&c, ignore, NULL), SHARED_RING_EMPTY); /* no stale line */
+}
+
+TEST(prepare_leaves_a_ring_with_a_live_producer_alone) {
+    shared_ring_owners before, after;
+    pid_t live;
+    fresh_region();
+    live = child_attached_as(1);
+    shared_ring_owners_of(region, size, &before);
+    CHECK_EQ(shared_ring_prepare(region, size, 0, 0), 1);
+    shared_ring_owners_of(region, size, &after);
+    CHECK_EQ(after.ring_id, before.ring_id);
+    CHECK_EQ(after.producer.pid, (uint32_t)live);
+    reap(live);
+}
+
+TEST(a_handle_whose_region_was_formatted_anew_reports_corruption_in_its_next_wait) {
+    shared_ring_consumer c;
+    pid_t live;
+    fresh_region();
+    live = child_attached_as(1); /* a peer in another process: waits look at the region */
+    CHECK_EQ(shared_ring_attach_consumer(&c, region, size, NULL), SHARED_RING_OK);
+    shared_ring_format(region, size, CAPACITY, 0); /* misuse: under live handles */
+    CHECK_EQ(shared_ring_wait(&c, 200000000u), SHARED_RING_ERR_CORRUPT);
+    reap(live);
+}
+
+/* Two processes that prepare and attach at random moments, over a region
+   that the previous round left behind (closed, or half read): every round
+   the consumer must get exactly the messages of the producer it ran with. */
+static void sleep_random(unsigned *seed) {
+    struct timespec d = { 0, (long)(rand_r(seed) % 3000u) * 1000 };
+    nanosleep(&d, NULL);
+}
+
+TEST(pairs_started_in_any_order_over_a_stale_region_get_exactly_their_stream) {
+    enum { ROUNDS = 40, MESSAGES = 2000 };
+    int round, bad = 0;
+    fresh_region();
+    for (round = 0; round < ROUNDS; round++) {
+        pid_t prod, cons;
+        int sp = -1, sc = -1;
+        prod = fork();
+        if (prod == 0) {
+            unsigned seed = (unsigned)round * 2u + 1u;
+            shared_ring_producer p;
+            int i, r;
+            sleep_random(&seed);
+            r = shared_ring_prepare(region, size, CAPACITY, 0);
+            if (r < 0) _exit(10);
+            if (shared_ring_attach_producer_wait(&p, region, size, NULL, 5000000000u) != 0)
+                _exit(11);
+            for (i = 0; i < MESSAGES; i++)
+                if (shared_ring_write_bytes(&p, &i, sizeof i, 5000000000u) != 0) _exit(12);
+            shared_ring_close(&p);
+            _exit(0);
+        }
+        cons = fork();
+        if (cons == 0) {
+            unsigned seed = (unsigned)round * 2u + 2u;
+            shared_ring_consumer c;
+            shared_ring_message m;
+            int expect = 0, r;
+            sleep_random(&seed);
+            r = shared_ring_prepare(region, size, CAPACITY, 0);
+            if (r < 0) _exit(20);
+            if (shared_ring_attach_consumer_wait(&c, region, size, NULL, 5000000000u) != 0)
+                _exit(21);
+            for (;;) {
+                r = shared_ring_wait(&c, 5000000000u);
+                if (r == SHARED_RING_CLOSED) break;
+                if (r != SHARED_RING_OK) _exit(22);
+                while (shared_ring_peek(&c, &m) == SHARED_RING_OK) {
+                    int v;
+                    memcpy(&v, m.data, sizeof v);
+                    if (v != expect++) _exit(23);
+                }
+                shared_ring_release(&c);
+            }
+            /* Leave half of the runs with the consumer's side still
+               claimed by a dead process, the rest detached. */
+            if (round % 2) shared_ring_detach_consumer(&c);
+            _exit(expect == MESSAGES ? 0 : 24);
+        }
+        waitpid(prod, &sp, 0);
+        waitpid(cons, &sc, 0);
+        if (sp != 0 || sc != 0) {
+            bad++;
+            fprintf(stderr, "  round %d: producer exit %d, consumer exit %d\n", round,
+                    WEXITSTATUS(sp), WEXITSTATUS(sc));
+        }
+    }
+    CHECK_EQ(bad, 0);
+    printf("  %d rounds of prepare + attach in random order over a stale region\n", ROUNDS);
+}
+
+int main(void) {
+    alarm(300);
+    RUN(consumer_waiting_forever_hears_peer_gone_when_the_producer_is_killed);
+    RUN(producer_blocked_on_a_full_ring_hears_peer_gone_when_the_consumer_is_killed);
+    RUN(messages_published_before_the_producer_died_are_read_before_peer_gone);
+    RUN(a_closed_stream_says_closed_not_peer_gone_after_the_producer_exits);
+    RUN(second_producer_while_the_first_process_lives_gets_busy);
+    RUN(second_consumer_while_the_first_process_lives_gets_busy);
+    RUN(a_dead_producers_side_is_taken_over);
+    RUN(a_dead_consumers_side_is_taken_over);
+    RUN(a_live_pid_with_another_start_time_is_a_reused_pid_and_taken_over);
+    RUN(an_owner_in_another_pid_namespace_cannot_be_judged_and_is_left_alone);
+    RUN(detach_lets_another_process_attach_as_that_side);
+    RUN(prepare_formats_afresh_a_region_whose_processes_are_all_gone);
+    RUN(prepare_leaves_a_ring_with_a_live_producer_alone);
+    RUN(a_handle_whose_region_was_formatted_anew_reports_corruption_in_its_next_wait);
+    RUN(pairs_started_in_any_order_over_a_stale_region_get_exactly_their_stream);
+    return harness_summary("liveness");
+}
