@@ -345,7 +345,9 @@ typedef enum shared_ring_result {
     SHARED_RING_NOT_FORMATTED = -14, /* region not formatted yet (zero magic,
                                         or being formatted): wait and retry */
     SHARED_RING_ERR_BUSY = -15,    /* a live process is attached as this side */
-    SHARED_RING_PEER_GONE = -16    /* the peer's process died (nothing left to read) */
+    SHARED_RING_PEER_GONE = -16,   /* the peer's process died (nothing left to read) */
+    SHARED_RING_ERR_SYSTEM = -17   /* the OS refused (shared memory helpers:
+                                      errno / GetLastError says why) */
 } shared_ring_result;
 
 /* Run-time wait hooks (optional). wait: sleep while the 32-bit word at
@@ -831,6 +833,68 @@ SHARED_RING_API const char *shared_ring_result_string(int result);
    "ulock", "naps" (short sleeps) or "spin" (SHARED_RING_NO_OS_WAIT). Wait hooks given
    at attach replace it per handle. Either side; never blocks. */
 SHARED_RING_API const char *shared_ring_wait_method(void);
+
+#ifdef SHARED_RING_SHM
+/* ---- shared memory between processes (define SHARED_RING_SHM) ------------
+   Optional helpers, compiled only with SHARED_RING_SHM defined (everywhere
+   the header is included). POSIX: shm_open, memfd_create, mmap; build with
+   -std=gnu11 or define _GNU_SOURCE (or _POSIX_C_SOURCE 200809L) before
+   the first include, and link -lrt on glibc before 2.34. Windows:
+   CreateFileMappingW / OpenFileMappingW / MapViewOfFile.
+   The protocol for two programs that may start in any order (README,
+   "Between processes"): both call shared_ring_shm_open with the same name
+   and size, then shared_ring_prepare, then attach with a _wait form. */
+typedef struct shared_ring_shm {
+    void *region; /* the mapping, page aligned */
+    size_t size;  /* its bytes */
+    int created;  /* 1: this call created the object */
+    int fd;       /* POSIX: the descriptor, kept open until shm_close (pass
+                     an anonymous one to the peer); -1 on Windows */
+    void *handle; /* Windows: the file mapping handle; NULL elsewhere */
+} shared_ring_shm;
+
+/* Create the named object, or open it if it exists, and map it. `name`:
+   "/name" for POSIX shm_open (at most 250 bytes), any UTF-8 name on
+   Windows ("Local\\name"). `size`: the bytes to map (shared_ring_size_for).
+   The creator sizes the object; an opener checks its size (fstat) before
+   it touches the mapping (touching past the end is a SIGBUS), waiting up
+   to timeout_ns while the creator has not sized it yet. size 0: open an
+   existing object at its own size, waiting up to timeout_ns for it to
+   appear. The mapping is zero-filled when created: prepare it next.
+   Either side. *shm is zeroed (fd -1) on failure.
+   Returns: OK; TIMEOUT (not there, or not sized, in time); ERR_SIZE (it
+   exists with another size); ERR_ARG (shm or name NULL, name too long);
+   ERR_SYSTEM (the OS refused: errno or GetLastError says why). */
+SHARED_RING_API int shared_ring_shm_open(shared_ring_shm *shm, const char *name, size_t size,
+                                         uint64_t timeout_ns);
+
+/* Anonymous shared memory of `size` bytes: Linux memfd_create; other POSIX
+   systems shm_open a random name and unlink it at once; Windows an unnamed
+   file mapping. Share it by fork, or by passing shm->fd over a UNIX socket
+   (SCM_RIGHTS) to a process that maps it with shared_ring_shm_map_fd
+   (Windows: DuplicateHandle of shm->handle). Either side.
+   Returns: OK; ERR_ARG (shm NULL); ERR_SIZE (size 0); ERR_SYSTEM. */
+SHARED_RING_API int shared_ring_shm_anonymous(shared_ring_shm *shm, size_t size);
+
+/* Map a descriptor another process shared (its size from fstat). The
+   descriptor is kept and closed by shm_close. POSIX only. Either side.
+   Returns: OK; ERR_ARG (shm NULL, fd < 0, or on Windows); ERR_SIZE (smaller
+   than a ring's header); ERR_SYSTEM. */
+SHARED_RING_API int shared_ring_shm_map_fd(shared_ring_shm *shm, int fd);
+
+/* Unmap and close. The object itself lives on until it is unlinked (on
+   Windows: until its last handle is closed). Detach handles first. Either
+   side.
+   Returns: OK; ERR_ARG (shm NULL or not mapped); ERR_SYSTEM. */
+SHARED_RING_API int shared_ring_shm_close(shared_ring_shm *shm);
+
+/* Remove the name: processes that have it mapped keep their mapping; the
+   next shm_open creates a new object. On Windows there is nothing to
+   remove (OK). Either side.
+   Returns: OK; ERR_ARG (name NULL or too long); ERR_SYSTEM (no such
+   object: errno ENOENT; or refused). */
+SHARED_RING_API int shared_ring_shm_unlink(const char *name);
+#endif /* SHARED_RING_SHM */
 
 #ifdef __cplusplus
 }
@@ -3123,9 +3187,260 @@ SHARED_RING_API const char *shared_ring_result_string(int result) {
     case SHARED_RING_NOT_FORMATTED: return "region not formatted yet";
     case SHARED_RING_ERR_BUSY: return "a live process is attached as this side";
     case SHARED_RING_PEER_GONE: return "the peer's process is gone";
+    case SHARED_RING_ERR_SYSTEM: return "the operating system refused (see errno)";
     default: return result > 0 ? "ok (count)" : "unknown result";
     }
 }
+
+#ifdef SHARED_RING_SHM
+/* ---- shared memory helpers ------------------------------------------------- */
+#define SRNG_SHM_NAME_MAX 250u
+
+static void srng_shm_reset(shared_ring_shm *shm) {
+    memset(shm, 0, sizeof *shm);
+    shm->fd = -1;
+}
+
+/* Has `start` (a clock reading) run out of timeout_ns? */
+static int srng_timed_out(uint64_t start, uint64_t timeout_ns) {
+    return timeout_ns != SHARED_RING_FOREVER && SHARED_RING_NOW_NS() - start >= timeout_ns;
+}
+
+#if defined(_WIN32)
+/* UTF-8 to the wide name the W functions take; 0 if it does not fit. */
+static int srng_wide_name(const char *name, wchar_t *out, int cap) {
+    return MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, name, -1, out, cap) > 0;
+}
+
+/* Map the whole of `h` (or `size` bytes) into *shm. */
+static int srng_shm_view(shared_ring_shm *shm, HANDLE h, size_t size) {
+    MEMORY_BASIC_INFORMATION info;
+    void *view = MapViewOfFile(h, FILE_MAP_ALL_ACCESS, 0, 0, size);
+    if (view == NULL) {
+        DWORD e = GetLastError();
+        CloseHandle(h);
+        return e == ERROR_ACCESS_DENIED || e == ERROR_NOT_ENOUGH_MEMORY ? SHARED_RING_ERR_SIZE
+                                                                        : SHARED_RING_ERR_SYSTEM;
+    }
+    if (size == 0) {
+        if (VirtualQuery(view, &info, sizeof info) == 0) {
+            UnmapViewOfFile(view);
+            CloseHandle(h);
+            return SHARED_RING_ERR_SYSTEM;
+        }
+        size = info.RegionSize;
+    }
+    shm->region = view;
+    shm->size = size;
+    shm->handle = h;
+    return SHARED_RING_OK;
+}
+
+SHARED_RING_API int shared_ring_shm_open(shared_ring_shm *shm, const char *name, size_t size,
+                                         uint64_t timeout_ns) {
+    wchar_t wname[SRNG_SHM_NAME_MAX + 1];
+    uint64_t start = SHARED_RING_NOW_NS();
+    HANDLE h;
+    int r;
+    if (shm == NULL) return SHARED_RING_ERR_ARG;
+    srng_shm_reset(shm);
+    if (name == NULL || !srng_wide_name(name, wname, SRNG_SHM_NAME_MAX + 1))
+        return SHARED_RING_ERR_ARG;
+    for (;;) {
+        if (size != 0) {
+            uint64_t s64 = size;
+            /* Creates it zero-filled at its final size, or opens it: no
+               window in which it exists unsized. */
+            h = CreateFileMappingW(INVALID_HANDLE_VALUE, NULL, PAGE_READWRITE,
+                                   (DWORD)(s64 >> 32), (DWORD)s64, wname);
+            if (h == NULL) return SHARED_RING_ERR_SYSTEM;
+            shm->created = GetLastError() != ERROR_ALREADY_EXISTS;
+            break;
+        }
+        h = OpenFileMappingW(FILE_MAP_ALL_ACCESS, FALSE, wname);
+        if (h != NULL) break;
+        if (GetLastError() != ERROR_FILE_NOT_FOUND) return SHARED_RING_ERR_SYSTEM;
+        if (srng_timed_out(start, timeout_ns)) return SHARED_RING_TIMEOUT;
+        Sleep(1);
+    }
+    r = srng_shm_view(shm, h, size);
+    if (r != SHARED_RING_OK) srng_shm_reset(shm);
+    return r;
+}
+
+SHARED_RING_API int shared_ring_shm_anonymous(shared_ring_shm *shm, size_t size) {
+    uint64_t s64 = size;
+    HANDLE h;
+    int r;
+    if (shm == NULL) return SHARED_RING_ERR_ARG;
+    srng_shm_reset(shm);
+    if (size == 0) return SHARED_RING_ERR_SIZE;
+    h = CreateFileMappingW(INVALID_HANDLE_VALUE, NULL, PAGE_READWRITE, (DWORD)(s64 >> 32),
+                           (DWORD)s64, NULL);
+    if (h == NULL) return SHARED_RING_ERR_SYSTEM;
+    shm->created = 1;
+    r = srng_shm_view(shm, h, size);
+    if (r != SHARED_RING_OK) srng_shm_reset(shm);
+    return r;
+}
+
+SHARED_RING_API int shared_ring_shm_map_fd(shared_ring_shm *shm, int fd) {
+    (void)fd;
+    if (shm != NULL) srng_shm_reset(shm);
+    return SHARED_RING_ERR_ARG;
+}
+
+SHARED_RING_API int shared_ring_shm_close(shared_ring_shm *shm) {
+    int ok;
+    if (shm == NULL || shm->region == NULL) return SHARED_RING_ERR_ARG;
+    ok = UnmapViewOfFile(shm->region) != 0;
+    ok &= CloseHandle((HANDLE)shm->handle) != 0;
+    srng_shm_reset(shm);
+    return ok ? SHARED_RING_OK : SHARED_RING_ERR_SYSTEM;
+}
+
+SHARED_RING_API int shared_ring_shm_unlink(const char *name) {
+    wchar_t wname[SRNG_SHM_NAME_MAX + 1];
+    if (name == NULL || !srng_wide_name(name, wname, SRNG_SHM_NAME_MAX + 1))
+        return SHARED_RING_ERR_ARG;
+    return SHARED_RING_OK; /* a mapping goes away with its last handle */
+}
+#else
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#if defined(__linux__)
+#include <sys/syscall.h>
+#endif
+
+/* Map all of `fd` (its size checked first) into *shm, which keeps fd. */
+static int srng_shm_map(shared_ring_shm *shm, int fd, size_t want) {
+    struct stat st;
+    off_t n;
+    size_t len;
+    void *m;
+    if (fstat(fd, &st) != 0) return SHARED_RING_ERR_SYSTEM;
+    n = st.st_size;
+    if (n < SRNG_CAST(off_t, SHARED_RING_HEADER_SIZE)) return SHARED_RING_ERR_SIZE;
+    len = SRNG_CAST(size_t, n);
+    if (SRNG_CAST(off_t, len) != n || (want != 0 && len != want)) return SHARED_RING_ERR_SIZE;
+    m = mmap(SRNG_NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (m == MAP_FAILED) return SHARED_RING_ERR_SYSTEM;
+    shm->region = m;
+    shm->size = len;
+    shm->fd = fd;
+    return SHARED_RING_OK;
+}
+
+/* The object exists but its creator has not sized it yet? */
+static int srng_shm_unsized(int fd) {
+    struct stat st;
+    return fstat(fd, &st) == 0 && st.st_size == 0;
+}
+
+SHARED_RING_API int shared_ring_shm_open(shared_ring_shm *shm, const char *name, size_t size,
+                                         uint64_t timeout_ns) {
+    uint64_t start = SHARED_RING_NOW_NS();
+    off_t want = SRNG_CAST(off_t, size);
+    int fd, r;
+    if (shm == SRNG_NULL) return SHARED_RING_ERR_ARG;
+    srng_shm_reset(shm);
+    if (name == SRNG_NULL || strlen(name) > SRNG_SHM_NAME_MAX) return SHARED_RING_ERR_ARG;
+    if (want < 0 || SRNG_CAST(size_t, want) != size) return SHARED_RING_ERR_SIZE;
+    for (;;) {
+        if (size != 0) {
+            /* Create it, or learn that it exists. Only the creator sizes it. */
+            fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+            if (fd >= 0) {
+                if (ftruncate(fd, want) != 0) {
+                    close(fd);
+                    shm_unlink(name);
+                    return SHARED_RING_ERR_SYSTEM;
+                }
+                shm->created = 1;
+                break;
+            }
+            if (errno != EEXIST) return SHARED_RING_ERR_SYSTEM;
+        }
+        fd = shm_open(name, O_RDWR, 0);
+        if (fd >= 0 && !srng_shm_unsized(fd)) break;
+        if (fd >= 0)
+            close(fd); /* its creator is between shm_open and ftruncate */
+        else if (errno != ENOENT)
+            return SHARED_RING_ERR_SYSTEM;
+        if (srng_timed_out(start, timeout_ns)) return SHARED_RING_TIMEOUT;
+        srng_nap(1000000u);
+    }
+    r = srng_shm_map(shm, fd, size);
+    if (r != SHARED_RING_OK) {
+        close(fd);
+        srng_shm_reset(shm);
+    }
+    return r;
+}
+
+SHARED_RING_API int shared_ring_shm_anonymous(shared_ring_shm *shm, size_t size) {
+    int fd, r;
+    if (shm == SRNG_NULL) return SHARED_RING_ERR_ARG;
+    srng_shm_reset(shm);
+    if (size == 0) return SHARED_RING_ERR_SIZE;
+#if defined(__linux__) && defined(SYS_memfd_create)
+    fd = SRNG_CAST(int, syscall(SYS_memfd_create, "shared_ring", 1u /* MFD_CLOEXEC */));
+#else
+    {
+        /* A private name, unlinked at once: only the descriptor is left. */
+        char name[64] = "/shared_ring-";
+        uint64_t x = srng_new_ring_id(shm);
+        size_t at = strlen(name);
+        while (x != 0 && at < sizeof name - 1u) {
+            name[at++] = SRNG_CAST(char, 'a' + x % 26u);
+            x /= 26u;
+        }
+        name[at] = 0;
+        fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+        if (fd >= 0) shm_unlink(name);
+    }
+#endif
+    if (fd < 0) return SHARED_RING_ERR_SYSTEM;
+    if (SRNG_CAST(off_t, size) < 0 || ftruncate(fd, SRNG_CAST(off_t, size)) != 0) {
+        close(fd);
+        return SHARED_RING_ERR_SYSTEM;
+    }
+    shm->created = 1;
+    r = srng_shm_map(shm, fd, size);
+    if (r != SHARED_RING_OK) {
+        close(fd);
+        srng_shm_reset(shm);
+    }
+    return r;
+}
+
+SHARED_RING_API int shared_ring_shm_map_fd(shared_ring_shm *shm, int fd) {
+    int r;
+    if (shm == SRNG_NULL) return SHARED_RING_ERR_ARG;
+    srng_shm_reset(shm);
+    if (fd < 0) return SHARED_RING_ERR_ARG;
+    r = srng_shm_map(shm, fd, 0);
+    if (r != SHARED_RING_OK) srng_shm_reset(shm);
+    return r;
+}
+
+SHARED_RING_API int shared_ring_shm_close(shared_ring_shm *shm) {
+    int ok;
+    if (shm == SRNG_NULL || shm->region == SRNG_NULL) return SHARED_RING_ERR_ARG;
+    ok = munmap(shm->region, shm->size) == 0;
+    if (shm->fd >= 0) ok &= close(shm->fd) == 0;
+    srng_shm_reset(shm);
+    return ok ? SHARED_RING_OK : SHARED_RING_ERR_SYSTEM;
+}
+
+SHARED_RING_API int shared_ring_shm_unlink(const char *name) {
+    if (name == SRNG_NULL || strlen(name) > SRNG_SHM_NAME_MAX) return SHARED_RING_ERR_ARG;
+    return shm_unlink(name) == 0 ? SHARED_RING_OK : SHARED_RING_ERR_SYSTEM;
+}
+#endif
+#endif /* SHARED_RING_SHM */
 
 #endif /* SHARED_RING_IMPLEMENTATION_DONE */
 #endif /* SHARED_RING_IMPLEMENTATION */

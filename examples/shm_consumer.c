@@ -1,16 +1,18 @@
-/* Two independent processes, consumer side: opens the shared memory object
-   NAME (retrying until the producer has created and formatted it), reads
-   lines until the producer closes the stream, removes the object, and
-   prints how many lines came. A timeout on every read means a crashed
-   producer is noticed instead of waited for forever. */
+/* Two independent programs over named shared memory, consumer side: reads
+   lines until the producer closes the stream, removes the name, and prints
+   how many lines came. See shm_producer.c for the protocol; it is the same
+   here. If the producer's process dies, the read says PEER_GONE. */
 #define _GNU_SOURCE
+#define SHARED_RING_SHM
 #define SHARED_RING_IMPLEMENTATION
 #include "shared_ring.h"
-#include "shm_common.h"
 
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
+
+#define MAX_LINE 256
+#define CAPACITY (1u << 20)
+#define SECONDS 1000000000ull
 
 static int count_line(void *user, const void *data, size_t len) {
     unsigned long *lines = (unsigned long *)user;
@@ -20,26 +22,23 @@ static int count_line(void *user, const void *data, size_t len) {
 
 int main(int argc, char **argv) {
     const char *name = argc > 1 ? argv[1] : "/shared_ring_demo";
-    struct timespec pause = { 0, 10000000 };
+    size_t size = shared_ring_size_for(MAX_LINE, CAPACITY);
+    shared_ring_shm shm;
     shared_ring_consumer c;
     unsigned long lines = 0;
-    size_t size;
-    int r = SHARED_RING_ERR_MAGIC, tries;
-    for (tries = 0; tries < 1000 && r != SHARED_RING_OK; tries++) {
-        void *mem = shm_map(name, 0, &size);
-        r = mem ? shared_ring_attach_consumer(&c, mem, size, NULL) : SHARED_RING_ERR_MAGIC;
-        if (r != SHARED_RING_OK) {
-            if (mem) munmap(mem, size);
-            nanosleep(&pause, NULL); /* not there or not formatted yet */
-        }
-    }
+    int r = shared_ring_shm_open(&shm, name, size, 10 * SECONDS);
+    if (r == SHARED_RING_OK) r = shared_ring_prepare(shm.region, shm.size, 0, MAX_LINE);
+    if (r >= 0) r = shared_ring_attach_consumer_wait(&c, shm.region, shm.size, NULL, 10 * SECONDS);
     if (r != SHARED_RING_OK) {
         fprintf(stderr, "shm_consumer: %s: %s\n", name, shared_ring_result_string(r));
         return 1;
     }
-    while ((r = shared_ring_read(&c, count_line, &lines, 5000000000ull)) >= 0) {
+    /* No timeout needed: a producer that dies is reported as PEER_GONE. */
+    while ((r = shared_ring_read(&c, count_line, &lines, SHARED_RING_FOREVER)) >= 0) {
     }
-    shm_unlink(name);
+    shared_ring_detach_consumer(&c);
+    shared_ring_shm_close(&shm);
+    shared_ring_shm_unlink(name);
     printf("shm_consumer: read %lu lines, then %s\n", lines, shared_ring_result_string(r));
     return r == SHARED_RING_CLOSED ? 0 : 1;
 }

@@ -1,42 +1,54 @@
-/* Two independent processes, producer side: creates the POSIX shared
-   memory object NAME, formats a ring in it, writes COUNT text lines and
-   closes the stream. Start `shm_consumer NAME` before or after it, in
-   another terminal or in the background:
+/* Two independent programs over named shared memory, producer side. Start
+   them in either order, as often as you like; an object left behind by an
+   earlier run (finished, or killed) is reused safely:
 
        ./shm_producer /demo_ring 100000 & ./shm_consumer /demo_ring
 
-   The consumer retries until the object exists, is big enough and holds a
-   formatted ring, so the two programs can start in any order. Each write
-   has a timeout, so a producer whose consumer never comes gives up. */
+   The protocol, the same in both programs: open or create the object
+   (shm_open), format it unless a live process uses it (prepare), attach,
+   waiting for a format in progress. The consumer removes the name at the
+   end. If the consumer's process dies, writes say PEER_GONE. */
 #define _GNU_SOURCE
+#define SHARED_RING_SHM
 #define SHARED_RING_IMPLEMENTATION
 #include "shared_ring.h"
-#include "shm_common.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
+
+#define MAX_LINE 256
+#define CAPACITY (1u << 20)
+#define SECONDS 1000000000ull
+
+static int fail(const char *what, int r) {
+    fprintf(stderr, "shm_producer: %s: %s\n", what, shared_ring_result_string(r));
+    return 1;
+}
 
 int main(int argc, char **argv) {
     const char *name = argc > 1 ? argv[1] : "/shared_ring_demo";
-    unsigned long count = argc > 2 ? strtoul(argv[2], NULL, 10) : 100000;
+    unsigned long count = argc > 2 ? strtoul(argv[2], NULL, 10) : 100000, i;
+    size_t size = shared_ring_size_for(MAX_LINE, CAPACITY);
+    shared_ring_shm shm;
     shared_ring_producer p;
-    size_t size;
     char line[80];
-    void *mem = shm_map(name, 1, &size);
-    if (mem == NULL || shared_ring_format(mem, size, SHM_CAPACITY, 0) != SHARED_RING_OK ||
-        shared_ring_attach_producer(&p, mem, size, NULL) != SHARED_RING_OK) {
-        perror("shm_producer");
-        return 1;
-    }
-    for (unsigned long i = 0; i < count; i++) {
+    int r = shared_ring_shm_open(&shm, name, size, 10 * SECONDS);
+    if (r != SHARED_RING_OK) return fail("shm_open", r);
+    r = shared_ring_prepare(shm.region, shm.size, 0, MAX_LINE);
+    if (r < 0) return fail("prepare", r);
+    r = shared_ring_attach_producer_wait(&p, shm.region, shm.size, NULL, 10 * SECONDS);
+    if (r != SHARED_RING_OK) return fail("attach", r);
+    for (i = 0; i < count; i++) {
         snprintf(line, sizeof line, "line %lu from process %ld", i, (long)getpid());
-        /* A consumer that never comes must not hang us forever. */
-        if (shared_ring_write_str(&p, line, 10000000000ull) != SHARED_RING_OK) {
-            fprintf(stderr, "shm_producer: no consumer is reading\n");
-            return 1;
-        }
+        /* A consumer that never comes must not hang us forever; one that
+           dies is reported at once (PEER_GONE). */
+        r = shared_ring_write_str(&p, line, 30 * SECONDS);
+        if (r != SHARED_RING_OK) return fail("write", r);
     }
     shared_ring_close(&p);
+    shared_ring_detach_producer(&p);
+    shared_ring_shm_close(&shm);
     printf("shm_producer: wrote %lu lines to %s\n", count, name);
     return 0;
 }
