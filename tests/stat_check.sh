@@ -31,12 +31,16 @@ out=$("$STAT" "$ring" --json)
 echo "$out" | grep -q '"layout_version":2,"capacity":65536,"max_message":3000' && ok ||
     bad "header fields of a live ring: $out"
 echo "$out" | grep -q '"producer_sleeping":true' && ok || bad "a blocked producer not shown asleep"
+echo "$out" | grep -q "\"producer_pid\":$producer,\"producer_alive\":true" && ok ||
+    bad "the live producer's pid $producer not shown alive: $out"
 pct=$(echo "$out" | sed 's/.*"fill_percent":\([0-9]*\).*/\1/')
 [ "$pct" -ge 50 ] && ok || bad "a full ring shown $pct% full"
 samples=$(timeout 1 "$STAT" "$ring" --watch 0.2 --json | grep -c '"bytes_per_s":')
 [ "$samples" -ge 2 ] && ok || bad "--watch gave $samples samples with rates in 1 s"
 "$B/cross_abi" consume "$ring" 5000 > /dev/null || bad "consumer"
 wait $producer
+"$STAT" "$ring" --json | grep -q "\"producer_pid\":$producer,\"producer_alive\":false" && ok ||
+    bad "the exited producer not shown gone"
 "$STAT" "$ring" | grep -q '^closed *yes' && ok || bad "closed ring not shown closed"
 "$STAT" "$ring" | grep -q '^fill *0 bytes' && ok || bad "drained ring not shown empty"
 

@@ -4,8 +4,9 @@
 
    PATH is a file holding a ring region (a file-backed mapping, or
    /dev/shm/NAME for shm_open). Prints the layout version, capacity, max
-   message, both positions, fill, the closed and corrupt flags, who sleeps
-   and how each side sleeps and wakes; with --watch, one sample every
+   message, both positions, fill, the closed and corrupt flags, the ring
+   id, each side's process id and whether it is alive, who sleeps and how
+   each side sleeps and wakes; with --watch, one sample every
    SECONDS with the message and byte rates since the last one, until
    interrupted. --json prints one object per sample.
 
@@ -15,6 +16,7 @@
    valid ring, 1 for a file that is not one (the message says why), 2 for
    a usage or system error. */
 #define _GNU_SOURCE
+#define SHARED_RING_IMPLEMENTATION /* for shared_ring_owners_of: who is attached, alive */
 #include "../shared_ring.h"
 
 #include <errno.h>
@@ -75,6 +77,7 @@ typedef struct sample {
     uint32_t version, max_message, closed, corrupt;
     uint32_t sleeping[2], fenceless[2], wait_mode[2]; /* [0] producer, [1] consumer */
     uint64_t capacity, write_pos, read_pos, wake_pos;
+    shared_ring_owners owners;
     double at; /* seconds, monotonic */
 } sample;
 
@@ -110,6 +113,8 @@ static const char *take_sample(sample *s) {
     s->wait_mode[0] = u32_at(OFF_PRODUCER_WAIT_MODE);
     s->wait_mode[1] = u32_at(OFF_CONSUMER_WAIT_MODE);
     s->wake_pos = u64_at(OFF_PRODUCER_WAKE_POS);
+    if (shared_ring_owners_of(region, region_size, &s->owners) != SHARED_RING_OK)
+        return "the header changed while it was read";
     s->at = now_s();
     return NULL;
 }
@@ -154,6 +159,11 @@ static const char *kind_name(uint32_t mode) {
     return kind < 5 ? names[kind] : "unknown";
 }
 
+static const char *alive_name(const shared_ring_owner *o) {
+    if (o->pid == 0) return "nobody attached";
+    return o->alive == 1 ? "alive" : o->alive == 0 ? "gone" : "cannot tell";
+}
+
 static void print_text(const sample *s, const sample *prev) {
     long long fill = fill_bytes(s);
     int i;
@@ -169,6 +179,11 @@ static void print_text(const sample *s, const sample *prev) {
                100.0 * (double)fill / (double)s->capacity);
     printf("closed           %s\n", s->closed ? "yes" : "no");
     printf("corrupt          %s\n", s->corrupt ? "yes (the consumer found bad data)" : "no");
+    printf("ring id          %016llx\n", (unsigned long long)s->owners.ring_id);
+    for (i = 0; i < 2; i++) {
+        const shared_ring_owner *o = i == 0 ? &s->owners.producer : &s->owners.consumer;
+        printf("%s pid     %u (%s)\n", i == 0 ? "producer" : "consumer", o->pid, alive_name(o));
+    }
     for (i = 0; i < 2; i++)
         printf("%-16s %s; sleeps: %s; publishes %s\n", i == 0 ? "producer" : "consumer",
                s->sleeping[i] ? "asleep" : "awake", kind_name(s->wait_mode[i]),
@@ -186,6 +201,11 @@ static void print_text(const sample *s, const sample *prev) {
     }
 }
 
+static const char *json_alive(const shared_ring_owner *o) {
+    if (o->pid == 0 || o->alive < 0) return "null";
+    return o->alive ? "true" : "false";
+}
+
 static void print_json(const sample *s, const sample *prev) {
     long long fill = fill_bytes(s);
     printf("{\"layout_version\":%u,\"capacity\":%llu,\"max_message\":%u,\"write_pos\":%llu,"
@@ -198,6 +218,11 @@ static void print_json(const sample *s, const sample *prev) {
            s->closed ? "true" : "false", s->corrupt ? "true" : "false",
            s->sleeping[0] ? "true" : "false", s->sleeping[1] ? "true" : "false",
            kind_name(s->wait_mode[0]), kind_name(s->wait_mode[1]));
+    printf(",\"ring_id\":\"%016llx\",\"producer_pid\":%u,\"producer_alive\":%s,"
+           "\"consumer_pid\":%u,\"consumer_alive\":%s",
+           (unsigned long long)s->owners.ring_id, s->owners.producer.pid,
+           json_alive(&s->owners.producer), s->owners.consumer.pid,
+           json_alive(&s->owners.consumer));
     if (prev != NULL) {
         double dt = s->at - prev->at;
         long long msgs = count_records(s, prev->write_pos, s->write_pos);
