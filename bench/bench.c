@@ -318,6 +318,195 @@ static sample run_shared_corked(const config *c, size_t s) {
     return run_shared(c, s, WRITE_CORKED);
 }
 
+/* ---- many producers, one consumer ---------------------------------------------------
+   MANY_PRODUCERS threads each send fixed-size messages to one consumer:
+   through one ring each, the consumer sleeping in shared_ring_wait_any
+   ("many-rings"), or through one queue behind a mutex and two condition
+   variables ("mutex-queue"), the usual way. Threads are not pinned: there
+   are more of them than this machine may have cores. */
+#define MANY_PRODUCERS 4
+
+typedef struct many_run {
+    const config *cfg;
+    size_t size;
+    double deadline;
+    int use_rings;
+    /* rings */
+    void *region[MANY_PRODUCERS];
+    size_t region_size;
+    shared_ring_producer prod[MANY_PRODUCERS];
+    /* mutex queue: [u32 length, pad to 8][payload, padded to 8] records */
+    pthread_mutex_t lock;
+    pthread_cond_t not_empty, not_full;
+    unsigned char *q;
+    size_t q_cap, q_head, q_tail; /* byte counters, q_tail - q_head used */
+    int q_closed;
+} many_run;
+
+typedef struct many_producer_arg {
+    many_run *m;
+    int id;
+} many_producer_arg;
+
+static size_t queue_record(size_t len) { return 8u + ((len + 7u) & ~(size_t)7u); }
+
+static void queue_push(many_run *m, const unsigned char *data, size_t len) {
+    size_t rec = queue_record(len);
+    uint32_t n = (uint32_t)len;
+    pthread_mutex_lock(&m->lock);
+    while (m->q_cap - (m->q_tail - m->q_head) < rec) pthread_cond_wait(&m->not_full, &m->lock);
+    /* The queue is a byte ring: a record may wrap, copied in two parts. */
+    for (size_t i = 0; i < 4; i++) m->q[(m->q_tail + i) % m->q_cap] = ((unsigned char *)&n)[i];
+    for (size_t i = 0, at = (m->q_tail + 8) % m->q_cap; i < len;) {
+        size_t k = m->q_cap - at < len - i ? m->q_cap - at : len - i;
+        memcpy(m->q + at, data + i, k);
+        i += k;
+        at = (at + k) % m->q_cap;
+    }
+    m->q_tail += rec;
+    pthread_cond_signal(&m->not_empty);
+    pthread_mutex_unlock(&m->lock);
+}
+
+static void *many_producer(void *arg) {
+    many_producer_arg *a = (many_producer_arg *)arg;
+    many_run *m = a->m;
+    unsigned char *msg = malloc(m->size);
+    memset(msg, (int)mark((uint64_t)a->id), m->size);
+    for (uint64_t seq = 0;; seq++) {
+        if (m->use_rings)
+            shared_ring_write_bytes(&m->prod[a->id], msg, m->size, SHARED_RING_FOREVER);
+        else
+            queue_push(m, msg, m->size);
+        if ((seq & 255u) == 0 && now_s() >= m->deadline) break;
+    }
+    if (m->use_rings) {
+        shared_ring_close(&m->prod[a->id]);
+    } else {
+        pthread_mutex_lock(&m->lock);
+        m->q_closed++;
+        pthread_cond_signal(&m->not_empty);
+        pthread_mutex_unlock(&m->lock);
+    }
+    free(msg);
+    return NULL;
+}
+
+typedef struct many_checker {
+    unsigned char *dst;
+    size_t size;
+    uint64_t messages, bad;
+} many_checker;
+
+static void many_check(many_checker *k, const unsigned char *data, size_t len) {
+    if (len != k->size) {
+        k->bad++;
+    } else {
+        memcpy(k->dst, data, len);
+        if (k->dst[0] != k->dst[len - 1]) k->bad++;
+    }
+    k->messages++;
+}
+
+static int many_ring_check(void *user, const void *data, size_t len) {
+    many_check((many_checker *)user, (const unsigned char *)data, len);
+    return 0;
+}
+
+static void many_consume_rings(many_run *m, many_checker *k) {
+    shared_ring_consumer cons[MANY_PRODUCERS], *set[MANY_PRODUCERS];
+    int open = MANY_PRODUCERS;
+    for (int i = 0; i < MANY_PRODUCERS; i++) {
+        shared_ring_attach_consumer(&cons[i], m->region[i], m->region_size, NULL);
+        set[i] = &cons[i];
+    }
+    while (open > 0) {
+        int at = shared_ring_wait_any(set, MANY_PRODUCERS, SHARED_RING_FOREVER);
+        if (at < 0) break;
+        if (shared_ring_read_some(set[at], many_ring_check, k) == SHARED_RING_CLOSED) {
+            set[at] = NULL;
+            open--;
+        }
+    }
+}
+
+static void many_consume_queue(many_run *m, many_checker *k) {
+    pthread_mutex_lock(&m->lock);
+    for (;;) {
+        while (m->q_tail == m->q_head && m->q_closed < MANY_PRODUCERS)
+            pthread_cond_wait(&m->not_empty, &m->lock);
+        if (m->q_tail == m->q_head) break;
+        while (m->q_tail != m->q_head) { /* take all there is, under one lock */
+            uint32_t n;
+            for (size_t i = 0; i < 4; i++) ((unsigned char *)&n)[i] = m->q[(m->q_head + i) % m->q_cap];
+            size_t at = (m->q_head + 8) % m->q_cap;
+            if (at + n <= m->q_cap) {
+                many_check(k, m->q + at, n);
+            } else { /* wrapped: check a joined copy */
+                size_t first = m->q_cap - at;
+                memcpy(k->dst, m->q + at, first);
+                memcpy(k->dst + first, m->q, n - first);
+                many_check(k, k->dst, n);
+            }
+            m->q_head += queue_record(n);
+        }
+        pthread_cond_broadcast(&m->not_full);
+    }
+    pthread_mutex_unlock(&m->lock);
+}
+
+static sample run_many(const config *cfg, size_t size, int use_rings) {
+    many_run m;
+    many_producer_arg args[MANY_PRODUCERS];
+    pthread_t t[MANY_PRODUCERS];
+    many_checker k = { malloc(size), size, 0, 0 };
+    sample out;
+    memset(&m, 0, sizeof m);
+    memset(&out, 0, sizeof out);
+    m.cfg = cfg;
+    m.size = size;
+    m.use_rings = use_rings;
+    /* The same bytes in all: four rings of a quarter each, or one queue. */
+    m.region_size = shared_ring_region_size(cfg->ring / MANY_PRODUCERS);
+    pthread_mutex_init(&m.lock, NULL);
+    pthread_cond_init(&m.not_empty, NULL);
+    pthread_cond_init(&m.not_full, NULL);
+    m.q_cap = cfg->ring;
+    m.q = use_rings ? NULL : malloc(m.q_cap);
+    for (int i = 0; use_rings && i < MANY_PRODUCERS; i++) {
+        m.region[i] = aligned_alloc(128, m.region_size);
+        shared_ring_format(m.region[i], m.region_size, 0, 0);
+        shared_ring_attach_producer(&m.prod[i], m.region[i], m.region_size, NULL);
+    }
+    m.deadline = now_s() + cfg->seconds;
+    double t0 = now_s();
+    for (int i = 0; i < MANY_PRODUCERS; i++) {
+        args[i].m = &m;
+        args[i].id = i;
+        pthread_create(&t[i], NULL, many_producer, &args[i]);
+    }
+    if (use_rings)
+        many_consume_rings(&m, &k);
+    else
+        many_consume_queue(&m, &k);
+    double t1 = now_s();
+    for (int i = 0; i < MANY_PRODUCERS; i++) pthread_join(t[i], NULL);
+    for (int i = 0; use_rings && i < MANY_PRODUCERS; i++) free(m.region[i]);
+    free(m.q);
+    free(k.dst);
+    pthread_mutex_destroy(&m.lock);
+    pthread_cond_destroy(&m.not_empty);
+    pthread_cond_destroy(&m.not_full);
+    out.messages = k.messages;
+    out.bad = k.bad;
+    out.msgs_per_s = (double)k.messages / (t1 - t0);
+    out.bytes_per_s = out.msgs_per_s * (double)size;
+    return out;
+}
+
+static sample run_many_rings(const config *c, size_t s) { return run_many(c, s, 1); }
+static sample run_mutex_queue(const config *c, size_t s) { return run_many(c, s, 0); }
+
 /* ---- pipe variants ------------------------------------------------------------------ */
 
 static int pipe_bytes;
@@ -699,9 +888,10 @@ static const variant variants[] = {
     { "shared-buffer", run_shared_buffer, 1 }, { "shared-string", run_shared_string, 1 },
     { "shared-corked", run_shared_corked, 1 }, { "pipe-buffer", run_pipe_buffer, 0 },
     { "pipe-string", run_pipe_string, 0 },     { "limit", run_limit, 1 },
+    { "many-rings", run_many_rings, 0 },       { "mutex-queue", run_mutex_queue, 0 },
 };
 #define NVARIANTS ((int)(sizeof variants / sizeof variants[0]))
-enum { V_SBUF, V_SSTR, V_SCORK, V_PBUF, V_PSTR, V_LIMIT };
+enum { V_SBUF, V_SSTR, V_SCORK, V_PBUF, V_PSTR, V_LIMIT, V_MANY, V_MUTEX };
 
 static sample results[NVARIANTS][MAX_SIZES][MAX_REPS];
 static const config *active_cfg;
@@ -805,6 +995,7 @@ static void print_ratio_table(const config *cfg) {
         { "shared-corked ÷ limit", V_SCORK, V_LIMIT },
         { "shared-string ÷ shared-buffer", V_SSTR, V_SBUF },
         { "shared-corked ÷ shared-buffer", V_SCORK, V_SBUF },
+        { "many-rings ÷ mutex-queue (4 producers)", V_MANY, V_MUTEX },
     };
     printf("\nRatios (median of per-repetition ratios)\n\n");
     column_header(cfg, "ratio");
@@ -971,7 +1162,8 @@ static void usage(FILE *to) {
                 "  --seconds S     seconds per measurement (default 0.4)\n"
                 "  --variants LIST run only these (comma separated); tables then show\n"
                 "                  only what ran. Names: shared-buffer, shared-string,\n"
-                "                  shared-corked, pipe-buffer, pipe-string, limit, latency\n"
+                "                  shared-corked, pipe-buffer, pipe-string, limit, many-rings,\n"
+                "                  mutex-queue (4 producers, one consumer), latency\n"
                 "  --help          this text\n");
 }
 
