@@ -125,8 +125,19 @@ $(B)/compile-stats-c: tests/compile/stats_use.c $(HDR) | $(B)
 $(B)/compile-stats-cpp: tests/compile/stats_use.c $(HDR) | $(B)
 	$(CXX) -x c++ -std=c++17 -O2 -Wall -Wextra -Werror -o $@ $<
 
+# The shared memory helpers (SHARED_RING_SHM) under the same strict flags.
+$(B)/compile-shm-c: tests/compile/use.c tests/compile/impl.c $(HDR) | $(B)
+	$(CC) -std=c11 -D_GNU_SOURCE -DSHARED_RING_SHM $(CFLAGS) $(STRICT) -o $@ \
+	    tests/compile/use.c tests/compile/impl.c
+$(B)/compile-shm-cpp-strict: tests/compile/use.cpp tests/compile/impl.cpp $(HDR) | $(B)
+	g++ -std=c++11 -O2 -DSHARED_RING_SHM $(CXX_STRICT) -o $@ tests/compile/use.cpp tests/compile/impl.cpp
+$(B)/compile-shm-cpp-everything: tests/compile/use.cpp tests/compile/impl.cpp $(HDR) | $(B)
+	clang++ -std=c++17 -O2 -DSHARED_RING_SHM -Weverything $(CLANG_EVERYTHING_EXCEPT) -Werror -o $@ \
+	    tests/compile/use.cpp tests/compile/impl.cpp
+
 COMPILE_TESTS = compile-c compile-c-gnu compile-cpp compile-cpp-uses-c-impl compile-static \
-                compile-cpp-strict compile-cpp-everything compile-stats-c compile-stats-cpp
+                compile-cpp-strict compile-cpp-everything compile-stats-c compile-stats-cpp \
+                compile-shm-c compile-shm-cpp-strict compile-shm-cpp-everything
 
 compile-tests: $(addprefix $(B)/,$(COMPILE_TESTS))
 	@for t in $(COMPILE_TESTS); do ./$(B)/$$t || { echo "compile test $$t failed"; exit 1; }; done

@@ -57,9 +57,18 @@
        shared_ring_attach_consumer(&c, mem, size, NULL);
        while (shared_ring_read(&c, on_message, NULL, SHARED_RING_FOREVER) >= 0) {}
 
-   Between processes, map the same object in both (shm_open + ftruncate + mmap
-   with MAP_SHARED); one of them formats it before the other attaches. The
-   README has both programs in full.
+   Between processes (define SHARED_RING_SHM for the helpers), both
+   programs make the same three calls, so either may start first:
+
+       shared_ring_shm shm;
+       shared_ring_shm_open(&shm, "/my_ring", size, timeout_ns);
+       shared_ring_prepare(shm.region, shm.size, 0, max_message);
+       shared_ring_attach_consumer_wait(&c, shm.region, shm.size, NULL,
+                                        timeout_ns);  // or _producer_wait
+
+   prepare formats the region unless a live process uses it; attach says
+   NOT_FORMATTED until it is formatted (the _wait forms wait). The last user
+   unlinks the name. docs/processes.md has the whole protocol.
 
    ============================================================================
    3. THE SHARED REGION, BYTE BY BYTE
@@ -78,7 +87,8 @@
           8    8  format    capacity    data area bytes, a power of two >= 64
          16    4  format    max_message largest payload in bytes
          20    4  format    data_offset where the data area starts: 1024
-         24  104  -         reserved, zero
+         24    8  format    ring_id     random, new at every format
+         32   96  -         reserved, zero
         128    8  producer  write_pos   bytes published (monotonic; may lag
                                         the last record by one record or
                                         corked batch: see section 4)
@@ -96,7 +106,15 @@
         524    4  producer  closed      1 once the producer closed the stream
         528    8  producer  producer_wake_pos   wake the producer once
                                                 read_pos >= this
-        536  488  -         reserved, zero (room for peer identities)
+        536  104  -         reserved, zero
+        640    8  producer  producer owner  pid (low 32 bits; bit 31: a
+                                        prepare is formatting) and a 32-bit
+                                        token of its start time (high 32)
+        648    8  producer  producer start  process start time
+        656    8  producer  producer pidns  pid namespace (Linux), or 0
+        664  104  -         reserved, zero
+        768   24  consumer  consumer owner, start, pidns: as the producer's
+        792  232  -         reserved, zero
        1024  cap  both      data area: records
 
    A record is an 8-byte header word followed by the payload, padded to 8
@@ -226,9 +244,19 @@
      line per message), and at once from flush and close.
    - Payload bytes are not checksummed: a hostile producer can change a
      message while you read it. Copy it first if the peer is not trusted.
+   - Peers in other processes. Each side records at attach who it is: pid,
+     process start time (so a reused pid is not mistaken for it), pid
+     namespace. A second live process attaching as the same side gets
+     ERR_BUSY; a dead one's side is taken over; inside one process this
+     does not apply (a second handle may attach, a peer is never gone).
    - Producer crash: the consumer gets every message published before the
-     crash, then waits; use a timeout. Consumer crash: a write with timeout 0 returns FULL
-     once the ring is full, timed writes return TIMEOUT.
+     crash, then CLOSED if it had closed, else PEER_GONE from its waits,
+     within 50 ms (also FOREVER waits: a sleep with a peer in another
+     process is cut into 50 ms slices, and its liveness looked at between
+     them; never per message). Consumer crash: a write with timeout 0
+     returns FULL once the ring is full; a write that waits returns
+     PEER_GONE. A side in another pid namespace cannot be judged and
+     counts as alive.
 
    ============================================================================
    6. OPTIONS (define before including)
@@ -246,6 +274,10 @@
    SHARED_RING_NO_OS_WAIT      implementation file only: no OS wait or wake
                                calls at all (freestanding, consoles). Waits
                                spin, unless run-time wait hooks are given.
+   SHARED_RING_SHM             global: the shared memory helpers
+                               (shared_ring_shm_open and friends). POSIX
+                               builds need _GNU_SOURCE or _POSIX_C_SOURCE
+                               200809L defined before the first include.
    SHARED_RING_NO_MEMBARRIER   implementation file only: never publish without
                                a fence (no membarrier registration on Linux).
    SHARED_RING_NOW_NS()        implementation file only: a monotonic clock in
@@ -286,7 +318,9 @@
    0.2.0  layout version 2: records carry a position tag, the consumer finds
           them without reading write_pos; spin by time (spin_ns); cork_limit;
           wait_mode words (mixed builds); ERR_STATE from inside callbacks;
-          checked OS waits (stats.wait_failures); "Returns:" lists.
+          checked OS waits (stats.wait_failures); "Returns:" lists; ring
+          id, identities, ERR_BUSY, PEER_GONE, NOT_FORMATTED, prepare,
+          detach, wait_any, arm, owners_of, SHARED_RING_SHM helpers.
    0.1.0  first release: layout version 1. See CHANGELOG.md.
 */
 
@@ -329,24 +363,24 @@ extern "C" {
    ERR_ ones are errors. */
 typedef enum shared_ring_result {
     SHARED_RING_OK = 0,
-    SHARED_RING_FULL = -1,         /* no room now (non-blocking producer) */
-    SHARED_RING_EMPTY = -2,        /* no message now (non-blocking consumer) */
-    SHARED_RING_TIMEOUT = -3,      /* the timeout passed first */
-    SHARED_RING_CLOSED = -4,       /* producer closed and all was read */
-    SHARED_RING_ERR_ARG = -5,      /* NULL pointer or argument out of range */
-    SHARED_RING_ERR_TOO_BIG = -6,  /* message longer than max_message/claim */
-    SHARED_RING_ERR_SIZE = -7,     /* region too small or bad capacity */
-    SHARED_RING_ERR_ALIGN = -8,    /* region not 8-byte aligned */
-    SHARED_RING_ERR_MAGIC = -9,    /* region not formatted (bad magic) */
-    SHARED_RING_ERR_VERSION = -10, /* formatted by another layout version */
-    SHARED_RING_ERR_CORRUPT = -11, /* region content is inconsistent */
-    SHARED_RING_ERR_STATE = -12,   /* call not valid now (e.g. no claim) */
-    SHARED_RING_ERR_HANDLE = -13,  /* handle not attached, or wrong side */
+    SHARED_RING_FULL = -1,           /* no room now (non-blocking producer) */
+    SHARED_RING_EMPTY = -2,          /* no message now (non-blocking consumer) */
+    SHARED_RING_TIMEOUT = -3,        /* the timeout passed first */
+    SHARED_RING_CLOSED = -4,         /* producer closed and all was read */
+    SHARED_RING_ERR_ARG = -5,        /* NULL pointer or argument out of range */
+    SHARED_RING_ERR_TOO_BIG = -6,    /* message longer than max_message/claim */
+    SHARED_RING_ERR_SIZE = -7,       /* region too small or bad capacity */
+    SHARED_RING_ERR_ALIGN = -8,      /* region not 8-byte aligned */
+    SHARED_RING_ERR_MAGIC = -9,      /* region not formatted (bad magic) */
+    SHARED_RING_ERR_VERSION = -10,   /* formatted by another layout version */
+    SHARED_RING_ERR_CORRUPT = -11,   /* region content is inconsistent */
+    SHARED_RING_ERR_STATE = -12,     /* call not valid now (e.g. no claim) */
+    SHARED_RING_ERR_HANDLE = -13,    /* handle not attached, or wrong side */
     SHARED_RING_NOT_FORMATTED = -14, /* region not formatted yet (zero magic,
                                         or being formatted): wait and retry */
-    SHARED_RING_ERR_BUSY = -15,    /* a live process is attached as this side */
-    SHARED_RING_PEER_GONE = -16,   /* the peer's process died (nothing left to read) */
-    SHARED_RING_ERR_SYSTEM = -17   /* the OS refused (shared memory helpers:
+    SHARED_RING_ERR_BUSY = -15,      /* a live process is attached as this side */
+    SHARED_RING_PEER_GONE = -16,     /* the peer's process died (nothing left to read) */
+    SHARED_RING_ERR_SYSTEM = -17     /* the OS refused (shared memory helpers:
                                       errno / GetLastError says why) */
 } shared_ring_result;
 
@@ -930,7 +964,7 @@ typedef std::atomic<uint32_t> srng_au32;
 #define SRNG_LOAD(ptr, order) (ptr)->load(std::memory_order_##order)
 #define SRNG_STORE(ptr, v, order) (ptr)->store((v), std::memory_order_##order)
 #define SRNG_XCHG(ptr, v, order) (ptr)->exchange((v), std::memory_order_##order)
-#define SRNG_CAS(ptr, expected, v) \
+#define SRNG_CAS(ptr, expected, v)                                             \
     (ptr)->compare_exchange_strong((expected), (v), std::memory_order_acq_rel, \
                                    std::memory_order_acquire)
 #define SRNG_FENCE() std::atomic_thread_fence(std::memory_order_seq_cst)
@@ -942,7 +976,7 @@ typedef _Atomic uint32_t srng_au32;
 #define SRNG_LOAD(ptr, order) atomic_load_explicit((ptr), memory_order_##order)
 #define SRNG_STORE(ptr, v, order) atomic_store_explicit((ptr), (v), memory_order_##order)
 #define SRNG_XCHG(ptr, v, order) atomic_exchange_explicit((ptr), (v), memory_order_##order)
-#define SRNG_CAS(ptr, expected, v) \
+#define SRNG_CAS(ptr, expected, v)                                                         \
     atomic_compare_exchange_strong_explicit((ptr), &(expected), (v), memory_order_acq_rel, \
                                             memory_order_acquire)
 #define SRNG_FENCE() atomic_thread_fence(memory_order_seq_cst)
@@ -1612,7 +1646,8 @@ static int srng_process_lookup(uint32_t pid, srng_process *out) {
     while ((pid /= 10u) != 0);
     while (n > 0) path[at++] = digits[--n];
     memcpy(path + at, "/stat", 6);
-    if (srng_read_file(path, buf, sizeof buf) <= 0) return errno == ENOENT || errno == ESRCH ? 0 : -1;
+    if (srng_read_file(path, buf, sizeof buf) <= 0)
+        return errno == ENOENT || errno == ESRCH ? 0 : -1;
     /* "pid (comm) state ppid ..." where comm may hold anything: the
        fields start after the last ')'. Field 3 is the state, 22 the start
        time. A zombie (killed, not yet reaped) is dead. */
@@ -1681,9 +1716,10 @@ static int srng_claim(unsigned char *region, unsigned id_off, uint64_t *owner) {
     for (;;) {
         uint64_t cur = SRNG_LOAD(word, acquire);
         if (cur != 0 && cur != mine &&
-            srng_owner_status(cur, SRNG_LOAD(srng_u64_at(region, id_off + SRNG_ID_NS), relaxed)) != SRNG_GONE)
+            srng_owner_status(cur, SRNG_LOAD(srng_u64_at(region, id_off + SRNG_ID_NS), relaxed)) !=
+                SRNG_GONE)
             return (cur & SRNG_OWNER_FORMATTING) != 0 ? SHARED_RING_NOT_FORMATTED
-                                                     : SHARED_RING_ERR_BUSY;
+                                                      : SHARED_RING_ERR_BUSY;
         if (SRNG_CAS(word, cur, mine)) break;
     }
     SRNG_STORE(srng_u64_at(region, id_off + SRNG_ID_START), me.start, relaxed);
@@ -1725,8 +1761,8 @@ static int srng_watch_peer(shared_ring_side *s, uint64_t now) {
     }
 #ifdef SRNG_HAVE_IDENTITY
     if (now - s->check_at < (SRNG_CAST(uint64_t, 1) << 63)) { /* now >= check_at */
-        s->peer_gone =
-            srng_owner_status(owner, SRNG_LOAD(srng_u64_at(s->region, peer + SRNG_ID_NS), relaxed)) == SRNG_GONE;
+        s->peer_gone = srng_owner_status(owner, SRNG_LOAD(srng_u64_at(s->region, peer + SRNG_ID_NS),
+                                                          relaxed)) == SRNG_GONE;
         s->check_at = now + SRNG_LIVENESS_NS;
     }
 #else
@@ -2110,9 +2146,8 @@ SHARED_RING_API int shared_ring_format(void *region, size_t region_size, size_t 
 static int srng_mark_for_format(unsigned char *r, uint64_t mark) {
     static const unsigned ids[2] = { SRNG_OFF_PRODUCER_ID, SRNG_OFF_CONSUMER_ID };
     uint32_t magic = SRNG_LOAD(srng_u32_at(r, SRNG_OFF_MAGIC), acquire);
-    int ours = magic == 0u ||
-               (magic == SHARED_RING_MAGIC && srng_get32(r, SRNG_OFF_VERSION) ==
-                                                  SHARED_RING_LAYOUT_VERSION);
+    int ours = magic == 0u || (magic == SHARED_RING_MAGIC &&
+                               srng_get32(r, SRNG_OFF_VERSION) == SHARED_RING_LAYOUT_VERSION);
     int i, r_ = SHARED_RING_OK;
     for (i = 0; i < 2; i++) {
         srng_au64 *w = srng_owner_at(r, ids[i]);
@@ -2858,8 +2893,8 @@ static int srng_announce_many(shared_ring_consumer *const *rings, size_t n, int 
         if (rings[i] == SRNG_NULL) continue;
         SRNG_STORE(srng_u32_at(rings[i]->s.region, SRNG_OFF_CONSUMER_SLEEPING),
                    SRNG_CAST(uint32_t, on), release);
-        fenceless |= SRNG_LOAD(srng_u32_at(rings[i]->s.region, SRNG_OFF_PRODUCER_FENCELESS),
-                               relaxed) != 0u;
+        fenceless |=
+            SRNG_LOAD(srng_u32_at(rings[i]->s.region, SRNG_OFF_PRODUCER_FENCELESS), relaxed) != 0u;
     }
     if (!on) return 1;
     SRNG_FENCE();
@@ -2893,9 +2928,8 @@ static int srng_waitv(shared_ring_consumer *const *rings, size_t n, uint64_t lef
         srng_au32 *peer;
         if (s == SRNG_NULL) continue;
         peer = srng_u32_at(s->region, SRNG_OFF_PRODUCER_SLEEPING);
-        if (s->wait != SRNG_NULL ||
-            (SRNG_LOAD(srng_beside(peer, SRNG_MODE_WORD), relaxed) &
-             SRNG_WAKES(SRNG_SLEEPS_FUTEX)) == 0u)
+        if (s->wait != SRNG_NULL || (SRNG_LOAD(srng_beside(peer, SRNG_MODE_WORD), relaxed) &
+                                     SRNG_WAKES(SRNG_SLEEPS_FUTEX)) == 0u)
             return 0;
         w[k].val = 1u;
         w[k].uaddr = SRNG_PUN(uintptr_t, srng_u32_at(s->region, SRNG_OFF_CONSUMER_SLEEPING));
@@ -2952,8 +2986,7 @@ static void srng_sleep_many(shared_ring_consumer *const *rings, size_t n, shared
 
 /* Check a set's handles. OK with *first set, or the index of a broken one
    (it has something to report), or a negative result. */
-static int srng_check_set(shared_ring_consumer *const *rings, size_t n,
-                          shared_ring_side **first) {
+static int srng_check_set(shared_ring_consumer *const *rings, size_t n, shared_ring_side **first) {
     size_t i;
     *first = SRNG_NULL;
     if (rings == SRNG_NULL || n == 0 || n > INT_MAX) return SHARED_RING_ERR_ARG;
@@ -3081,7 +3114,6 @@ SHARED_RING_API int shared_ring_owners_of(const void *region, size_t region_size
     srng_owner_of(r, SRNG_OFF_CONSUMER_ID, &out->consumer, &out->formatting);
     return SHARED_RING_OK;
 }
-
 
 /* The gate of the queries (stats, usage): *out is zeroed first, so no
    path leaves it uninitialized; a broken handle still answers. */
@@ -3251,8 +3283,8 @@ SHARED_RING_API int shared_ring_shm_open(shared_ring_shm *shm, const char *name,
             uint64_t s64 = size;
             /* Creates it zero-filled at its final size, or opens it: no
                window in which it exists unsized. */
-            h = CreateFileMappingW(INVALID_HANDLE_VALUE, NULL, PAGE_READWRITE,
-                                   (DWORD)(s64 >> 32), (DWORD)s64, wname);
+            h = CreateFileMappingW(INVALID_HANDLE_VALUE, NULL, PAGE_READWRITE, (DWORD)(s64 >> 32),
+                                   (DWORD)s64, wname);
             if (h == NULL) return SHARED_RING_ERR_SYSTEM;
             shm->created = GetLastError() != ERROR_ALREADY_EXISTS;
             break;

@@ -438,7 +438,8 @@ static void many_consume_queue(many_run *m, many_checker *k) {
         if (m->q_tail == m->q_head) break;
         while (m->q_tail != m->q_head) { /* take all there is, under one lock */
             uint32_t n;
-            for (size_t i = 0; i < 4; i++) ((unsigned char *)&n)[i] = m->q[(m->q_head + i) % m->q_cap];
+            for (size_t i = 0; i < 4; i++)
+                ((unsigned char *)&n)[i] = m->q[(m->q_head + i) % m->q_cap];
             size_t at = (m->q_head + 8) % m->q_cap;
             if (at + n <= m->q_cap) {
                 many_check(k, m->q + at, n);
@@ -1066,8 +1067,8 @@ static void print_json(const config *cfg) {
                    variants[v].name, cfg->sizes[s], median(vals, n), median(bytes, n),
                    min_of(bytes, n), max_of(bytes, n), cfg->reps, left_out(cfg, v, s));
         }
-    printf("{\"noisy_runs_excluded\": %d, \"runs\": %d, \"noisy_cpu_share\": %.2f}\n", out,
-           total, NOISY_CPU);
+    printf("{\"noisy_runs_excluded\": %d, \"runs\": %d, \"noisy_cpu_share\": %.2f}\n", out, total,
+           NOISY_CPU);
 }
 
 static void write_svg(const config *cfg, const char *path) {

@@ -161,8 +161,7 @@ TEST(killed_consumer_leaves_the_producer_with_full_then_peer_gone) {
         for (i = 0; i < (int)(CAPACITY / 8u) + 1 && r == SHARED_RING_OK; i++)
             r = shared_ring_write_bytes(&p, buf, 64, 0);
         if (r != SHARED_RING_FULL) not_full++;
-        if (shared_ring_write_bytes(&p, buf, 64, 1000000000u) != SHARED_RING_PEER_GONE)
-            not_gone++;
+        if (shared_ring_write_bytes(&p, buf, 64, 1000000000u) != SHARED_RING_PEER_GONE) not_gone++;
         munmap(region, size);
     }
     CHECK_EQ(not_full, 0);

@@ -6,6 +6,7 @@
    closed, corrupt, flagged corrupt by the peer, inside a callback, ...),
    with good and bad arguments. Usage: results PATH/TO/shared_ring.h */
 #define _GNU_SOURCE
+#define SHARED_RING_SHM
 #define SHARED_RING_IMPLEMENTATION
 #include "../shared_ring.h"
 #include "harness.h"
@@ -40,6 +41,7 @@ static const struct {
     { "NOT_FORMATTED", SHARED_RING_NOT_FORMATTED },
     { "ERR_BUSY", SHARED_RING_ERR_BUSY },
     { "PEER_GONE", SHARED_RING_PEER_GONE },
+    { "ERR_SYSTEM", SHARED_RING_ERR_SYSTEM },
 };
 #define N_RESULTS (sizeof result_names / sizeof result_names[0])
 
@@ -141,7 +143,7 @@ static void check_documented(const char *function, const char *state, int r) {
     }
     ok = r > 0    ? d->min_count >= 0 && r >= d->min_count
          : r == 0 ? (d->negatives & 1u) || d->min_count == 0
-                  : r >= SHARED_RING_PEER_GONE && (d->negatives & (1u << -r));
+                  : r >= SHARED_RING_ERR_SYSTEM && (d->negatives & (1u << -r));
     if (!ok) {
         fprintf(stderr, "  shared_ring_%s in state \"%s\" returned %d (%s), not documented\n",
                 function, state, r, shared_ring_result_string(r));
@@ -654,6 +656,42 @@ TEST(format_and_attach_on_every_kind_of_region_return_documented_results) {
                      shared_ring_attach_consumer(NULL, other, sizeof other, NULL));
 }
 
+TEST(shared_memory_helpers_return_documented_results) {
+    char name[64], long_name[300];
+    shared_ring_shm a, b;
+    size_t size = shared_ring_region_size(CAPACITY);
+    snprintf(name, sizeof name, "/shared_ring_results_%d", (int)getpid());
+    memset(long_name, 'x', sizeof long_name - 1);
+    long_name[0] = '/';
+    long_name[sizeof long_name - 1] = 0;
+    check_documented("shm_open", "create", shared_ring_shm_open(&a, name, size, 0));
+    check_documented("shm_open", "open", shared_ring_shm_open(&b, name, size, 0));
+    check_documented("shm_close", "open", shared_ring_shm_close(&b));
+    check_documented("shm_open", "other size", shared_ring_shm_open(&b, name, size * 2, 0));
+    check_documented("shm_open", "size 0", shared_ring_shm_open(&b, name, 0, 0));
+    check_documented("shm_close", "size 0", shared_ring_shm_close(&b));
+    check_documented("shm_close", "closed twice", shared_ring_shm_close(&b));
+    check_documented("shm_close", "NULL", shared_ring_shm_close(NULL));
+    check_documented("shm_map_fd", "good", shared_ring_shm_map_fd(&b, dup(a.fd)));
+    check_documented("shm_close", "mapped fd", shared_ring_shm_close(&b));
+    check_documented("shm_map_fd", "bad fd", shared_ring_shm_map_fd(&b, -1));
+    check_documented("shm_map_fd", "closed fd", shared_ring_shm_map_fd(&b, 1000));
+    check_documented("shm_map_fd", "NULL", shared_ring_shm_map_fd(NULL, 0));
+    check_documented("shm_close", "created", shared_ring_shm_close(&a));
+    check_documented("shm_unlink", "exists", shared_ring_shm_unlink(name));
+    check_documented("shm_unlink", "gone", shared_ring_shm_unlink(name));
+    check_documented("shm_unlink", "NULL", shared_ring_shm_unlink(NULL));
+    check_documented("shm_unlink", "too long", shared_ring_shm_unlink(long_name));
+    check_documented("shm_open", "missing, size 0", shared_ring_shm_open(&a, name, 0, 1000000));
+    check_documented("shm_open", "NULL name", shared_ring_shm_open(&a, NULL, size, 0));
+    check_documented("shm_open", "too long", shared_ring_shm_open(&a, long_name, size, 0));
+    check_documented("shm_open", "NULL", shared_ring_shm_open(NULL, name, size, 0));
+    check_documented("shm_anonymous", "good", shared_ring_shm_anonymous(&a, size));
+    check_documented("shm_close", "anonymous", shared_ring_shm_close(&a));
+    check_documented("shm_anonymous", "size 0", shared_ring_shm_anonymous(&a, 0));
+    check_documented("shm_anonymous", "NULL", shared_ring_shm_anonymous(NULL, size));
+}
+
 TEST(every_int_function_has_a_documented_result_list) {
     static const char *const expected[] = {
         "format",
@@ -686,6 +724,11 @@ TEST(every_int_function_has_a_documented_result_list) {
         "detach_producer",
         "detach_consumer",
         "owners_of",
+        "shm_open",
+        "shm_anonymous",
+        "shm_map_fd",
+        "shm_close",
+        "shm_unlink",
     };
     size_t i;
     for (i = 0; i < sizeof expected / sizeof expected[0]; i++) {
@@ -709,6 +752,7 @@ int main(int argc, char **argv) {
     RUN(every_producer_call_in_every_state_returns_a_documented_result);
     RUN(every_consumer_call_in_every_state_returns_a_documented_result);
     RUN(format_and_attach_on_every_kind_of_region_return_documented_results);
+    RUN(shared_memory_helpers_return_documented_results);
     printf("results: %d calls checked against the lists in the header\n", calls_checked);
     return harness_summary("results");
 }

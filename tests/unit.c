@@ -1659,12 +1659,12 @@ static void setup_set(size_t n, uint32_t spin_ns) {
     for (i = 0; i < n; i++) {
         CHECK_EQ(shared_ring_format(set_regions[i], sizeof set_regions[i], SET_CAP, 0),
                  SHARED_RING_OK);
-        CHECK_EQ(shared_ring_attach_producer(&set_prod[i], set_regions[i], sizeof set_regions[i],
-                                             NULL),
-                 SHARED_RING_OK);
-        CHECK_EQ(shared_ring_attach_consumer(&set_cons[i], set_regions[i], sizeof set_regions[i],
-                                             &o),
-                 SHARED_RING_OK);
+        CHECK_EQ(
+            shared_ring_attach_producer(&set_prod[i], set_regions[i], sizeof set_regions[i], NULL),
+            SHARED_RING_OK);
+        CHECK_EQ(
+            shared_ring_attach_consumer(&set_cons[i], set_regions[i], sizeof set_regions[i], &o),
+            SHARED_RING_OK);
         set[i] = &set_cons[i];
     }
 }
@@ -1734,9 +1734,7 @@ static void check_wakes_on_a_late_write(size_t n, size_t ring) {
     CHECK(st.sleeps >= 1);
 }
 
-TEST(sleeping_wait_any_wakes_when_any_ring_gets_a_message) {
-    check_wakes_on_a_late_write(4, 3);
-}
+TEST(sleeping_wait_any_wakes_when_any_ring_gets_a_message) { check_wakes_on_a_late_write(4, 3); }
 
 TEST(sleeping_wait_any_over_more_rings_than_one_system_call_takes_still_wakes) {
     check_wakes_on_a_late_write(SET_RINGS, SET_RINGS - 1);
