@@ -134,15 +134,15 @@ for v in 0x0A00:WaitOnAddress 0x0601:Sleep; do
     if [ -z "$WINE" ]; then skip "$name" "wine not installed"; continue; fi
     d="$OUT/win-$method"
     mkdir -p "$d"
-    row "$name" "wine: unit (waits use $method), stress threads $STRESS" "
+    row "$name" "wine: unit (waits use $method), stress threads $STRESS, peers in processes" "
         export WINEDEBUG=-all WINEPREFIX=\$PWD/$OUT/wineprefix &&
-        for t in unit stress; do
+        for t in unit stress win_peers; do
             x86_64-w64-mingw32-gcc -std=c11 -O2 -static $WARN -D_WIN32_WINNT=$winnt \
                 -o $d/\$t.exe tests/\$t.c -lsynchronization -lpthread || exit 1
         done &&
         $WINE $d/unit.exe > $d/unit.out 2>&1; rc=\$?; cat $d/unit.out;
         [ \$rc -eq 0 ] && grep -q 'waits use $method' $d/unit.out &&
-        $WINE $d/stress.exe $STRESS"
+        $WINE $d/stress.exe $STRESS && $WINE $d/win_peers.exe"
 done
 
 # ---- musl ----------------------------------------------------------------------
