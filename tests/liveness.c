@@ -368,6 +368,117 @@ TEST(pairs_started_in_any_order_over_a_stale_region_get_exactly_their_stream) {
     printf("  %d rounds of prepare + attach in random order over a stale region\n", ROUNDS);
 }
 
+/* ---- wait_any across processes ---------------------------------------------- */
+
+#define SET 3
+#define SET_MESSAGES 20000
+
+/* SET rings in one shared mapping, formatted. */
+static unsigned char *set_region(size_t *each) {
+    size_t one = shared_ring_region_size(CAPACITY), i;
+    unsigned char *m =
+        mmap(NULL, one * SET, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) abort();
+    for (i = 0; i < SET; i++)
+        if (shared_ring_format(m + i * one, one, CAPACITY, 0) != SHARED_RING_OK) abort();
+    *each = one;
+    return m;
+}
+
+TEST(wait_any_sleeps_on_rings_whose_producers_are_other_processes_and_loses_nothing) {
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
+    shared_ring_consumer cons[SET], *set[SET];
+    size_t one;
+    unsigned char *m = set_region(&one);
+    uint32_t next[SET] = { 0 };
+    pid_t kids[SET];
+    int i, open = SET, bad = 0;
+    uint64_t sleeps = 0;
+    o.spin_ns = 0; /* sleep at once: every wake-up crosses processes */
+    for (i = 0; i < SET; i++) {
+        kids[i] = fork();
+        if (kids[i] == 0) {
+            shared_ring_producer p;
+            uint32_t k;
+            struct timespec d = { 0, 20000 };
+            if (shared_ring_attach_producer(&p, m + (size_t)i * one, one, NULL) != 0) _exit(1);
+            for (k = 0; k < SET_MESSAGES; k++) {
+                if (shared_ring_write_bytes(&p, &k, sizeof k, SHARED_RING_FOREVER) != 0) _exit(2);
+                if (k % 1000 == 0) nanosleep(&d, NULL); /* let the consumer fall asleep */
+            }
+            shared_ring_close(&p);
+            _exit(0);
+        }
+        CHECK_EQ(shared_ring_attach_consumer(&cons[i], m + (size_t)i * one, one, &o),
+                 SHARED_RING_OK);
+        set[i] = &cons[i];
+    }
+    while (open > 0) {
+        shared_ring_message msg;
+        int at = shared_ring_wait_any(set, SET, 10000000000u), r;
+        if (at < 0) {
+            bad++;
+            break;
+        }
+        while ((r = shared_ring_peek(set[at], &msg)) == SHARED_RING_OK) {
+            uint32_t v;
+            memcpy(&v, msg.data, sizeof v);
+            if (v != next[at]++) bad++;
+        }
+        shared_ring_release(set[at]);
+        if (r == SHARED_RING_CLOSED) {
+            shared_ring_stats st;
+            shared_ring_consumer_stats(set[at], &st);
+            sleeps += st.sleeps;
+            set[at] = NULL;
+            open--;
+        }
+    }
+    for (i = 0; i < SET; i++) {
+        int status = -1;
+        waitpid(kids[i], &status, 0);
+        CHECK_EQ(status, 0);
+        CHECK_EQ(next[i], SET_MESSAGES);
+    }
+    CHECK_EQ(bad, 0);
+    CHECK(sleeps > 0);
+    printf("  wait_any over %d producer processes: %d messages each, %llu sleeps, %d bad\n", SET,
+           SET_MESSAGES, (unsigned long long)sleeps, bad);
+    munmap(m, one * SET);
+}
+
+TEST(wait_any_reports_the_ring_whose_producer_process_died) {
+    shared_ring_consumer cons[SET], *set[SET];
+    size_t one;
+    unsigned char *m = set_region(&one);
+    pid_t kids[SET];
+    int i;
+    for (i = 0; i < SET; i++) {
+        kids[i] = fork();
+        if (kids[i] == 0) {
+            shared_ring_producer p;
+            if (shared_ring_attach_producer(&p, m + (size_t)i * one, one, NULL) != 0) _exit(1);
+            for (;;) pause();
+        }
+    }
+    for (i = 0; i < SET; i++) {
+        shared_ring_owners o;
+        int tries = 0;
+        while (shared_ring_owners_of(m + (size_t)i * one, one, &o) == 0 && o.producer.pid == 0 &&
+               tries++ < 5000)
+            usleep(1000);
+        CHECK_EQ(shared_ring_attach_consumer(&cons[i], m + (size_t)i * one, one, NULL),
+                 SHARED_RING_OK);
+        set[i] = &cons[i];
+    }
+    reap(kids[1]);
+    CHECK_EQ(shared_ring_wait_any(set, SET, 5000000000u), 1);
+    CHECK_EQ(shared_ring_read_some(set[1], ignore, NULL), SHARED_RING_PEER_GONE);
+    reap(kids[0]);
+    reap(kids[2]);
+    munmap(m, one * SET);
+}
+
 int main(void) {
     alarm(300);
     RUN(consumer_waiting_forever_hears_peer_gone_when_the_producer_is_killed);
@@ -385,5 +496,7 @@ int main(void) {
     RUN(prepare_leaves_a_ring_with_a_live_producer_alone);
     RUN(a_handle_whose_region_was_formatted_anew_reports_corruption_in_its_next_wait);
     RUN(pairs_started_in_any_order_over_a_stale_region_get_exactly_their_stream);
+    RUN(wait_any_sleeps_on_rings_whose_producers_are_other_processes_and_loses_nothing);
+    RUN(wait_any_reports_the_ring_whose_producer_process_died);
     return harness_summary("liveness");
 }
