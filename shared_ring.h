@@ -1556,8 +1556,22 @@ enum { SRNG_GONE = 0, SRNG_ALIVE = 1, SRNG_UNKNOWN = -1 };
 typedef struct srng_process {
     uint32_t pid;
     uint64_t start; /* as the OS counts it (0: unknown) */
+    uint64_t boot;  /* which boot the start time counts from (Linux), or 0 */
     uint64_t ns;    /* pid namespace (0: unknown or none) */
 } srng_process;
+
+/* Start times are compared to within a quantum of about 2.5 s, not
+   exactly: under qemu-user a process reads its own start time from qemu's
+   imitation of /proc/self, a few ticks later than what other processes
+   read from the kernel. A reused pid whose process started within
+   seconds of the dead one's is not a case pid allocation produces. */
+#if defined(_WIN32)
+#define SRNG_START_QUANTUM 25600000u /* 100 ns units */
+#elif defined(__APPLE__)
+#define SRNG_START_QUANTUM 2560000u /* microseconds */
+#else
+#define SRNG_START_QUANTUM 256u /* clock ticks (USER_HZ, 100 per second) */
+#endif
 
 /* A 64-bit finalizer (splitmix64's): spreads every input bit. */
 static uint64_t srng_mix(uint64_t x) {
@@ -1661,7 +1675,8 @@ static int srng_process_lookup(uint32_t pid, srng_process *out) {
         f++;
     }
     for (; *f >= '0' && *f <= '9'; f++) start = start * 10u + SRNG_CAST(uint64_t, *f - '0');
-    out->start = start ^ srng_boot_id();
+    out->start = start;
+    out->boot = srng_boot_id();
     return 1;
 }
 #endif
@@ -1675,8 +1690,14 @@ static void srng_self(srng_process *me) {
     me->ns = srng_pid_namespace();
 }
 
+/* The 32-bit token of a start time `quanta` quanta after the epoch. */
+static uint32_t srng_start_token(uint64_t quanta, uint64_t boot) {
+    return SRNG_CAST(uint32_t, srng_mix(quanta ^ boot));
+}
+
 static uint64_t srng_owner_word(const srng_process *p) {
-    return SRNG_CAST(uint64_t, SRNG_CAST(uint32_t, srng_mix(p->start))) << 32 | p->pid;
+    return SRNG_CAST(uint64_t, srng_start_token(p->start / SRNG_START_QUANTUM, p->boot)) << 32 |
+           p->pid;
 }
 
 /* Is the process that wrote `owner` (in namespace `ns`) alive? */
@@ -1691,10 +1712,17 @@ static int srng_owner_status(uint64_t owner, uint64_t ns) {
     memset(&them, 0, sizeof them);
     r = srng_process_lookup(pid, &them);
     if (r != 1) return r == 0 ? SRNG_GONE : SRNG_UNKNOWN;
-    them.pid = pid;
-    return srng_owner_word(&them) == (owner & ~SRNG_CAST(uint64_t, SRNG_OWNER_FORMATTING))
-               ? SRNG_ALIVE
-               : SRNG_GONE; /* the pid was reused */
+    {
+        /* The recorded token, against the start time read now, give or
+           take a quantum (see SRNG_START_QUANTUM). */
+        uint32_t token = SRNG_CAST(uint32_t, owner >> 32);
+        uint64_t q = them.start / SRNG_START_QUANTUM;
+        if (token == srng_start_token(q, them.boot) ||
+            token == srng_start_token(q - 1u, them.boot) ||
+            token == srng_start_token(q + 1u, them.boot))
+            return SRNG_ALIVE;
+    }
+    return SRNG_GONE; /* the pid was reused */
 }
 #endif
 
@@ -2148,7 +2176,7 @@ static int srng_mark_for_format(unsigned char *r, uint64_t mark) {
     uint32_t magic = SRNG_LOAD(srng_u32_at(r, SRNG_OFF_MAGIC), acquire);
     int ours = magic == 0u || (magic == SHARED_RING_MAGIC &&
                                srng_get32(r, SRNG_OFF_VERSION) == SHARED_RING_LAYOUT_VERSION);
-    int i, r_ = SHARED_RING_OK;
+    int i, result = SHARED_RING_OK;
     for (i = 0; i < 2; i++) {
         srng_au64 *w = srng_owner_at(r, ids[i]);
         uint64_t cur = SRNG_LOAD(w, acquire);
@@ -2156,20 +2184,20 @@ static int srng_mark_for_format(unsigned char *r, uint64_t mark) {
         if (ours && cur != 0 &&
             srng_owner_status(cur, SRNG_LOAD(srng_u64_at(r, ids[i] + SRNG_ID_NS), relaxed)) !=
                 SRNG_GONE) {
-            r_ = (cur & SRNG_OWNER_FORMATTING) != 0 ? SHARED_RING_ERR_BUSY : 1;
+            result = (cur & SRNG_OWNER_FORMATTING) != 0 ? SHARED_RING_ERR_BUSY : 1;
             break;
         }
 #else
         (void)ours;
 #endif
         if (!SRNG_CAS(w, cur, mark)) {
-            r_ = SRNG_RACED;
+            result = SRNG_RACED;
             break;
         }
     }
-    if (r_ != SHARED_RING_OK)
+    if (result != SHARED_RING_OK)
         while (i-- > 0) srng_unclaim(r, ids[i], mark);
-    return r_;
+    return result;
 }
 
 SHARED_RING_API int shared_ring_prepare(void *region, size_t region_size, size_t capacity,

@@ -95,7 +95,18 @@ for cxx in g++ clang++; do
 done
 
 # ---- architectures (static binaries; qemu-user for foreign ones) -------------------
-for arch in i686:i686-linux-gnu: aarch64:aarch64-linux-gnu:qemu-aarch64 \
+# A kernel built without 32-bit x86 support cannot run i686 binaries: they
+# run under qemu-i386 then (the row says which).
+I686_RUNNER=""
+if have i686-linux-gnu-gcc; then
+    printf 'int main(void) { return 0; }\n' > "$OUT/i686_probe.c"
+    if i686-linux-gnu-gcc -static -o "$OUT/i686_probe" "$OUT/i686_probe.c" 2>/dev/null &&
+        ! "$OUT/i686_probe" 2>/dev/null && have qemu-i386; then
+        I686_RUNNER=qemu-i386
+    fi
+fi
+
+for arch in i686:i686-linux-gnu:$I686_RUNNER aarch64:aarch64-linux-gnu:qemu-aarch64 \
             armhf:arm-linux-gnueabihf:qemu-arm riscv64:riscv64-linux-gnu:qemu-riscv64; do
     label=${arch%%:*} triple=${arch#*:}
     name="linux $label (${triple%%:*})"
@@ -111,7 +122,7 @@ done
 # ---- 32-bit targets with a 64-bit time_t (Debian's time64 transition) ------------
 # libc's struct timespec then differs from the one the classic futex call
 # takes: the futex waits must pass the kernel its own layout.
-for arch in i686:i686-linux-gnu: armhf:arm-linux-gnueabihf:qemu-arm; do
+for arch in i686:i686-linux-gnu:$I686_RUNNER armhf:arm-linux-gnueabihf:qemu-arm; do
     name="linux ${arch%%:*} -D_TIME_BITS=64"
     cross "$name" "$arch" || continue
     d="$OUT/$label-time64"
@@ -163,14 +174,15 @@ name="cross-ABI i686 <-> x86_64 processes"
 if have i686-linux-gnu-gcc; then
     d="$OUT/cross"
     mkdir -p "$d"
-    row "$name" "file-backed mapping, both directions, 200000 messages each" "
+    row "$name" "file-backed mapping, both directions, 200000 messages each${I686_RUNNER:+ (32-bit under $I686_RUNNER)}" "
         gcc -std=c11 -O2 $WARN -o $d/cross64 tests/cross_abi.c &&
         i686-linux-gnu-gcc -std=c11 -O2 -static $WARN -o $d/cross32 tests/cross_abi.c &&
+        run() { bits=\$1; shift; if [ \$bits = 32 ]; then $I686_RUNNER $d/cross32 \"\$@\"; else $d/cross64 \"\$@\"; fi; } &&
         for pair in '32 64' '64 32'; do
             set -- \$pair
-            $d/cross\$2 format $d/ring.bin || exit 1
-            $d/cross\$2 consume $d/ring.bin 200000 & c=\$!
-            $d/cross\$1 produce $d/ring.bin 200000 || { kill \$c; exit 1; }
+            run \$2 format $d/ring.bin || exit 1
+            run \$2 consume $d/ring.bin 200000 & c=\$!
+            run \$1 produce $d/ring.bin 200000 || { kill \$c; exit 1; }
             wait \$c || exit 1
         done"
 else
