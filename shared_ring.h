@@ -1561,10 +1561,10 @@ typedef struct srng_process {
 } srng_process;
 
 /* Start times are compared to within a quantum of about 2.5 s, not
-   exactly: under qemu-user a process reads its own start time from qemu's
-   imitation of /proc/self, a few ticks later than what other processes
-   read from the kernel. A reused pid whose process started within
-   seconds of the dead one's is not a case pid allocation produces. */
+   exactly: a margin against readers that see the same start a few ticks
+   apart (qemu-user's imitation of /proc/self/stat did). A reused pid whose
+   process started within seconds of the dead one's is not a case pid
+   allocation produces. */
 #if defined(_WIN32)
 #define SRNG_START_QUANTUM 25600000u /* 100 ns units */
 #elif defined(__APPLE__)
@@ -1651,14 +1651,23 @@ static uint64_t srng_boot_id(void) {
 }
 
 static int srng_process_lookup(uint32_t pid, srng_process *out) {
-    char path[32] = "/proc/", digits[12], buf[512];
+    char path[48] = "/proc/", digits[12], buf[512];
     const char *f;
-    size_t n = 0, at = 6;
+    size_t n = 0, at = 6, len;
     uint64_t start = 0;
     int i;
+    /* /proc/PID/task/PID/stat (the main thread's: the process's start
+       time), not /proc/PID/stat: qemu-user answers a process's reads of
+       its own /proc/PID/stat itself, and in a forked child with the
+       parent's start time. */
     do digits[n++] = SRNG_CAST(char, '0' + pid % 10u);
     while ((pid /= 10u) != 0);
+    len = n;
     while (n > 0) path[at++] = digits[--n];
+    memcpy(path + at, "/task/", 6);
+    at += 6;
+    memcpy(path + at, path + 6, len);
+    at += len;
     memcpy(path + at, "/stat", 6);
     if (srng_read_file(path, buf, sizeof buf) <= 0)
         return errno == ENOENT || errno == ESRCH ? 0 : -1;
