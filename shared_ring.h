@@ -1642,11 +1642,16 @@ static long srng_read_file(const char *path, char *buf, size_t size) {
 /* Start times count clock ticks since boot: mix in the boot id, so that a
    process of the next boot with the same pid and tick does not match. */
 static uint64_t srng_boot_id(void) {
+    /* Read once: it cannot change while this process runs (0: not yet). */
+    static srng_au64 cached;
     char buf[64];
-    uint64_t h = 14695981039346656037u; /* FNV-1a */
+    uint64_t h = SRNG_LOAD(&cached, relaxed);
     const char *c;
+    if (h != 0) return h;
     if (srng_read_file("/proc/sys/kernel/random/boot_id", buf, sizeof buf) <= 0) return 0;
+    h = 14695981039346656037u; /* FNV-1a */
     for (c = buf; *c != 0; c++) h = (h ^ SRNG_CAST(unsigned char, *c)) * 1099511628211u;
+    SRNG_STORE(&cached, h, relaxed);
     return h;
 }
 
@@ -2920,6 +2925,18 @@ static int srng_any_ready(shared_ring_consumer *const *rings, size_t n, int thor
     return -1;
 }
 
+/* srng_any_ready as an srng_ready_fn for srng_spin: the ready ring's
+   index + 1, or 0. */
+typedef struct srng_set {
+    shared_ring_consumer *const *rings;
+    size_t n;
+} srng_set;
+
+static int srng_set_ready(void *ctx, int thorough) {
+    const srng_set *set = SRNG_CAST(const srng_set *, ctx);
+    return srng_any_ready(set->rings, set->n, thorough) + 1;
+}
+
 /* Announce (or, with `on` 0, withdraw) every consumer of the set as asleep.
    Returns 0 if a membarrier a fenceless producer needs failed: then no
    wake-up is promised. */
@@ -3058,23 +3075,21 @@ SHARED_RING_API int shared_ring_wait_any(shared_ring_consumer *const *rings, siz
                                          uint64_t timeout_ns) {
     shared_ring_side *first;
     uint64_t start, elapsed = 0;
-    uint32_t i;
     int r = srng_check_set(rings, n, &first);
     if (r != SHARED_RING_OK) return r;
     r = srng_any_ready(rings, n, 1);
     if (r >= 0) return r;
     if (timeout_ns == 0) return SHARED_RING_EMPTY;
     start = SHARED_RING_NOW_NS();
-    /* Spin (the first ring's spin_ns) looking at every ring, cheaply. */
-    for (i = 1; first->spin_ns != 0; i++) {
-        int now = i % SRNG_SPIN_CLOCK_ROUNDS == 0;
-        srng_cpu_relax();
-        r = srng_any_ready(rings, n, now);
-        if (r >= 0) return r;
-        if (now) {
-            elapsed = SHARED_RING_NOW_NS() - start;
-            if (elapsed >= first->spin_ns || elapsed >= timeout_ns) break;
-        }
+    if (first->spin_ns != 0) {
+        /* Spin (the first ring's spin_ns) looking at every ring, cheaply. */
+        srng_set set;
+        set.rings = rings;
+        set.n = n;
+        r = srng_spin(srng_set_ready, &set, start,
+                      first->spin_ns < timeout_ns ? first->spin_ns : timeout_ns);
+        if (r > 0) return r - 1;
+        elapsed = SHARED_RING_NOW_NS() - start;
     }
     for (;;) {
         uint64_t left = SHARED_RING_FOREVER;
@@ -3402,6 +3417,17 @@ static int srng_shm_map(shared_ring_shm *shm, int fd, size_t want) {
     return SHARED_RING_OK;
 }
 
+/* srng_shm_map for a descriptor this call opened: closed, and *shm
+   zeroed, if it cannot be mapped. */
+static int srng_shm_map_own(shared_ring_shm *shm, int fd, size_t want) {
+    int r = srng_shm_map(shm, fd, want);
+    if (r != SHARED_RING_OK) {
+        close(fd);
+        srng_shm_reset(shm);
+    }
+    return r;
+}
+
 /* The object exists but its creator has not sized it yet? */
 static int srng_shm_unsized(int fd) {
     struct stat st;
@@ -3412,7 +3438,7 @@ SHARED_RING_API int shared_ring_shm_open(shared_ring_shm *shm, const char *name,
                                          uint64_t timeout_ns) {
     uint64_t start = SHARED_RING_NOW_NS();
     off_t want = SRNG_CAST(off_t, size);
-    int fd, r;
+    int fd;
     if (shm == SRNG_NULL) return SHARED_RING_ERR_ARG;
     srng_shm_reset(shm);
     if (name == SRNG_NULL || strlen(name) > SRNG_SHM_NAME_MAX) return SHARED_RING_ERR_ARG;
@@ -3441,16 +3467,11 @@ SHARED_RING_API int shared_ring_shm_open(shared_ring_shm *shm, const char *name,
         if (srng_timed_out(start, timeout_ns)) return SHARED_RING_TIMEOUT;
         srng_nap(1000000u);
     }
-    r = srng_shm_map(shm, fd, size);
-    if (r != SHARED_RING_OK) {
-        close(fd);
-        srng_shm_reset(shm);
-    }
-    return r;
+    return srng_shm_map_own(shm, fd, size);
 }
 
 SHARED_RING_API int shared_ring_shm_anonymous(shared_ring_shm *shm, size_t size) {
-    int fd, r;
+    int fd;
     if (shm == SRNG_NULL) return SHARED_RING_ERR_ARG;
     srng_shm_reset(shm);
     if (size == 0) return SHARED_RING_ERR_SIZE;
@@ -3477,12 +3498,7 @@ SHARED_RING_API int shared_ring_shm_anonymous(shared_ring_shm *shm, size_t size)
         return SHARED_RING_ERR_SYSTEM;
     }
     shm->created = 1;
-    r = srng_shm_map(shm, fd, size);
-    if (r != SHARED_RING_OK) {
-        close(fd);
-        srng_shm_reset(shm);
-    }
-    return r;
+    return srng_shm_map_own(shm, fd, size);
 }
 
 SHARED_RING_API int shared_ring_shm_map_fd(shared_ring_shm *shm, int fd) {
