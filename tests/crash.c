@@ -100,7 +100,7 @@ TEST(killed_producer_leaves_whole_messages_then_peer_gone) {
         int r;
         CHECK(region != NULL);
         if (region == NULL) return;
-        child = fork();
+        child = harness_fork();
         if (child == 0) produce_forever(region, size);
         CHECK_EQ(shared_ring_attach_consumer(&c, region, size, NULL), SHARED_RING_OK);
         wait_for_attach(region, size, 1);
@@ -143,7 +143,7 @@ TEST(killed_consumer_leaves_the_producer_with_full_then_peer_gone) {
         int r = SHARED_RING_OK, i;
         CHECK(region != NULL);
         if (region == NULL) return;
-        child = fork();
+        child = harness_fork();
         if (child == 0) {
             shared_ring_consumer c;
             message_tally v = { 0, 0, MAX_LEN };

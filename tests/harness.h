@@ -49,4 +49,21 @@ static int harness_summary(const char *suite) {
     return harness_failed == 0 ? 0 : 1;
 }
 
+#ifndef _WIN32
+#include <stdlib.h>
+#include <sys/types.h>
+#include <unistd.h>
+/* fork(), aborting the test program when it fails: a -1 taken for a
+   child's pid would turn a test's kill(child, SIGKILL) into kill(-1, ...),
+   which signals every process the test may signal. */
+static inline pid_t harness_fork(void) {
+    pid_t pid = fork();
+    if (pid < 0) {
+        perror("fork");
+        abort();
+    }
+    return pid;
+}
+#endif
+
 #endif

@@ -43,7 +43,7 @@ static pid_t child_attached_as(int producer) {
     char ok = 0;
     pid_t pid;
     if (pipe(fds) != 0) abort();
-    pid = fork();
+    pid = harness_fork();
     if (pid == 0) {
         shared_ring_producer p;
         shared_ring_consumer c;
@@ -135,7 +135,7 @@ TEST(messages_published_before_the_producer_died_are_read_before_peer_gone) {
     int count = 0, r;
     pid_t pid;
     fresh_region();
-    pid = fork();
+    pid = harness_fork();
     if (pid == 0) {
         shared_ring_producer p;
         if (shared_ring_attach_producer(&p, region, size, NULL) != SHARED_RING_OK) _exit(1);
@@ -154,7 +154,7 @@ TEST(a_closed_stream_says_closed_not_peer_gone_after_the_producer_exits) {
     shared_ring_consumer c;
     pid_t pid;
     fresh_region();
-    pid = fork();
+    pid = harness_fork();
     if (pid == 0) {
         shared_ring_producer p;
         if (shared_ring_attach_producer(&p, region, size, NULL) != SHARED_RING_OK) _exit(1);
@@ -235,7 +235,7 @@ TEST(detach_lets_another_process_attach_as_that_side) {
     pid_t pid;
     fresh_region();
     CHECK_EQ(shared_ring_attach_producer(&p, region, size, NULL), SHARED_RING_OK);
-    pid = fork();
+    pid = harness_fork();
     if (pid == 0) {
         shared_ring_producer q;
         _exit(shared_ring_attach_producer(&q, region, size, NULL) == SHARED_RING_ERR_BUSY ? 0 : 1);
@@ -243,7 +243,7 @@ TEST(detach_lets_another_process_attach_as_that_side) {
     waitpid(pid, &status, 0);
     CHECK_EQ(status, 0); /* busy while attached */
     CHECK_EQ(shared_ring_detach_producer(&p), SHARED_RING_OK);
-    pid = fork();
+    pid = harness_fork();
     if (pid == 0) {
         shared_ring_producer q;
         _exit(shared_ring_attach_producer(&q, region, size, NULL) == SHARED_RING_OK ? 0 : 1);
@@ -257,7 +257,7 @@ TEST(prepare_formats_afresh_a_region_whose_processes_are_all_gone) {
     shared_ring_owners before, after;
     pid_t pid;
     fresh_region();
-    pid = fork();
+    pid = harness_fork();
     if (pid == 0) {
         shared_ring_producer p;
         if (shared_ring_attach_producer(&p, region, size, NULL) != SHARED_RING_OK) _exit(1);
@@ -314,7 +314,7 @@ TEST(pairs_started_in_any_order_over_a_stale_region_get_exactly_their_stream) {
     for (round = 0; round < ROUNDS; round++) {
         pid_t prod, cons;
         int sp = -1, sc = -1;
-        prod = fork();
+        prod = harness_fork();
         if (prod == 0) {
             unsigned seed = (unsigned)round * 2u + 1u;
             shared_ring_producer p;
@@ -329,7 +329,7 @@ TEST(pairs_started_in_any_order_over_a_stale_region_get_exactly_their_stream) {
             shared_ring_close(&p);
             _exit(0);
         }
-        cons = fork();
+        cons = harness_fork();
         if (cons == 0) {
             unsigned seed = (unsigned)round * 2u + 2u;
             shared_ring_consumer c;
@@ -396,7 +396,7 @@ TEST(wait_any_sleeps_on_rings_whose_producers_are_other_processes_and_loses_noth
     uint64_t sleeps = 0;
     o.spin_ns = 0; /* sleep at once: every wake-up crosses processes */
     for (i = 0; i < SET; i++) {
-        kids[i] = fork();
+        kids[i] = harness_fork();
         if (kids[i] == 0) {
             shared_ring_producer p;
             uint32_t k;
@@ -454,7 +454,7 @@ TEST(wait_any_reports_the_ring_whose_producer_process_died) {
     pid_t kids[SET];
     int i;
     for (i = 0; i < SET; i++) {
-        kids[i] = fork();
+        kids[i] = harness_fork();
         if (kids[i] == 0) {
             shared_ring_producer p;
             if (shared_ring_attach_producer(&p, m + (size_t)i * one, one, NULL) != 0) _exit(1);

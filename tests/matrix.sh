@@ -21,6 +21,7 @@ WARN="-Wall -Wextra -Wpedantic -Werror"
 STRESS=${MATRIX_STRESS_MESSAGES:-200000}
 CRASH=${MATRIX_CRASH_ROUNDS:-10}
 REQUIRE_ALL=${MATRIX_REQUIRE_ALL:-0}
+ROW_TIMEOUT=${MATRIX_ROW_TIMEOUT:-900}
 passed=0 failed=0 skipped=0 unexpected_skips=0
 
 have() { command -v "$1" >/dev/null 2>&1; }
@@ -50,7 +51,12 @@ fail() {
 row() {
     name=$1 detail=$2
     shift 2
-    if sh -c "$*" > "$OUT/log" 2>&1; then pass "$name" "$detail"; else fail "$name" "$detail"; fi
+    # A row that hangs fails after ROW_TIMEOUT seconds instead of stalling the matrix.
+    if timeout -k 10 "$ROW_TIMEOUT" sh -c "$*" > "$OUT/log" 2>&1; then
+        pass "$name" "$detail"
+    else
+        fail "$name" "$detail"
+    fi
 }
 
 suite() { # RUNNER DIR [STRESS_MODE]: run unit, stress and crash built in DIR

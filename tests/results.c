@@ -518,7 +518,7 @@ static void reattach_consumer_with_hooks(void) {
 
 /* The producer's identity block names a process that has exited. */
 static void producer_process_died(void) {
-    pid_t child = fork();
+    pid_t child = harness_fork();
     uint64_t owner;
     if (child == 0) _exit(0);
     waitpid(child, NULL, 0);

@@ -51,7 +51,82 @@ typedef struct run {
     int end_result;
     loop_fds producer_fds, consumer_fds;
     uint64_t lost_wakeups; /* event loop: a poll that waited 5 s for nothing */
+    uint64_t progress;     /* seen.delivered, published for the watchdog */
 } run;
+
+/* ---- watchdog ------------------------------------------------------------------
+   A run that stops making progress is a failure, not a hang: after
+   STALL_SECONDS without a new message the watchdog prints the region's
+   positions and sleeping words (offsets from the header's layout table),
+   kills the producer process if there is one, and exits non-zero. */
+#ifndef STALL_SECONDS
+#define STALL_SECONDS 30
+#endif
+
+static run *watched_run; /* __atomic accesses: the watchdog reads them */
+#if HAVE_PROCESSES
+static pid_t watched_child; /* the producer process, or 0 */
+#endif
+
+#ifdef _WIN32
+#include <windows.h>
+static void sleep_one_second(void) { Sleep(1000); }
+#else
+#include <signal.h>
+static void sleep_one_second(void) { sleep(1); }
+#endif
+
+static void watch(run *r) { __atomic_store_n(&watched_run, r, __ATOMIC_RELEASE); }
+
+static uint64_t region_u64(const run *r, size_t off) {
+    uint64_t v;
+    memcpy(&v, (const unsigned char *)r->region + off, sizeof v);
+    return v;
+}
+
+static uint32_t region_u32(const run *r, size_t off) {
+    uint32_t v;
+    memcpy(&v, (const unsigned char *)r->region + off, sizeof v);
+    return v;
+}
+
+static void report_stall(const run *r) {
+    uint64_t rd = region_u64(r, 256), cap = region_u64(r, 8);
+    uint64_t at_read = region_u64(r, 1024 + (size_t)(rd & (cap - 1u)));
+    fprintf(stderr,
+            "stress: no progress for %d s after %llu messages (mode %d): write_pos %#llx "
+            "read_pos %#llx producer_wake_pos %#llx, consumer sleeping %u fenceless %u mode %#x, "
+            "producer sleeping %u fenceless %u mode %#x, closed %u corrupt %u, header at "
+            "read_pos %#llx\n",
+            STALL_SECONDS, (unsigned long long)r->progress, (int)r->how,
+            (unsigned long long)region_u64(r, 128), (unsigned long long)rd,
+            (unsigned long long)region_u64(r, 528), region_u32(r, 384), region_u32(r, 388),
+            region_u32(r, 392), region_u32(r, 512), region_u32(r, 516), region_u32(r, 520),
+            region_u32(r, 524), region_u32(r, 264), (unsigned long long)at_read);
+}
+
+static void *watchdog(void *arg) {
+    uint64_t last = UINT64_MAX;
+    int still = 0;
+    (void)arg;
+    for (;;) {
+        run *r = __atomic_load_n(&watched_run, __ATOMIC_ACQUIRE);
+        uint64_t now = r != NULL ? __atomic_load_n(&r->progress, __ATOMIC_RELAXED) : 0;
+        if (r == NULL || now != last)
+            still = 0;
+        else if (++still >= STALL_SECONDS) {
+            report_stall(r);
+#if HAVE_PROCESSES
+            pid_t child = __atomic_load_n(&watched_child, __ATOMIC_RELAXED);
+            if (child > 0) kill(child, SIGKILL);
+#endif
+            _exit(3);
+        }
+        last = now;
+        sleep_one_second();
+    }
+    return NULL;
+}
 
 #if HAVE_PROCESSES
 static void drain_pipe(int fd) {
@@ -223,6 +298,7 @@ static void consume_all(run *r) {
             shared_ring_release(&c);
             if (n == SHARED_RING_EMPTY) n = 0;
         }
+        __atomic_store_n(&r->progress, r->seen.delivered, __ATOMIC_RELAXED);
         if (n < 0) break;
     }
     r->end_result = n;
@@ -275,8 +351,10 @@ static void between_threads(mode how) {
     if (how == MODE_EVENT_LOOP) CHECK_EQ(make_loop_fds(&r), 0);
 #endif
     pthread_create(&t, NULL, producer_thread, &r);
+    watch(&r);
     consume_all(&r);
     pthread_join(t, NULL);
+    watch(NULL);
     check_run(&r);
 #if HAVE_PROCESSES
     if (how == MODE_EVENT_LOOP) close_loop_fds(&r);
@@ -296,13 +374,17 @@ static void between_processes(mode how) {
     CHECK(r.region != NULL);
     if (r.region == NULL) return;
     if (how == MODE_EVENT_LOOP) CHECK_EQ(make_loop_fds(&r), 0);
-    child = fork();
+    child = harness_fork();
     if (child == 0) _exit(produce_all(&r));
+    __atomic_store_n(&watched_child, child, __ATOMIC_RELAXED);
+    watch(&r);
     consume_all(&r);
+    watch(NULL);
     /* A consumer that stopped early would leave the producer blocked on
        a full ring forever: fail, don't hang. */
     if (r.end_result != SHARED_RING_CLOSED) kill(child, SIGKILL);
     CHECK(waitpid(child, &status, 0) == child);
+    __atomic_store_n(&watched_child, 0, __ATOMIC_RELAXED);
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     check_run(&r);
     if (how == MODE_EVENT_LOOP) close_loop_fds(&r);
@@ -336,7 +418,9 @@ TEST(processes_event_loop_consumer_loses_no_message_and_no_wakeup) {
 int main(int argc, char **argv) {
     const char *which = argc > 2 ? argv[2] : "all";
     int threads = strcmp(which, "processes") != 0, processes = strcmp(which, "threads") != 0;
+    pthread_t dog;
     if (argc > 1) messages = strtoull(argv[1], NULL, 10);
+    pthread_create(&dog, NULL, watchdog, NULL);
     if (threads) {
         RUN(threads_blocking_writes_and_blocking_batch_reads_lose_nothing);
         RUN(threads_writes_without_waiting_and_polled_batch_reads_lose_nothing);
