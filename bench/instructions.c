@@ -35,9 +35,13 @@ static int take(void *user, const void *data, size_t len) {
 }
 
 /* Returns the number of messages delivered (must equal `messages`). */
-__attribute__((noinline, noclone)) uint64_t run_loop(shared_ring_producer *p,
-                                            shared_ring_consumer *c, const void *msg,
-                                            size_t size, uint64_t messages, sink *s) {
+#ifdef __clang__ /* no noclone attribute */
+#define RUN_LOOP_ATTRIBUTES __attribute__((noinline))
+#else
+#define RUN_LOOP_ATTRIBUTES __attribute__((noinline, noclone))
+#endif
+RUN_LOOP_ATTRIBUTES uint64_t run_loop(shared_ring_producer *p, shared_ring_consumer *c,
+                                      const void *msg, size_t size, uint64_t messages, sink *s) {
     uint64_t delivered = 0;
     for (uint64_t sent = 0; sent < messages; sent += BATCH) {
         for (int i = 0; i < BATCH; i++) shared_ring_write_bytes(p, msg, size, 0);
@@ -57,8 +61,7 @@ int main(int argc, char **argv) {
     shared_ring_consumer c;
     uint64_t got;
     if (region == NULL || size > sizeof msg || messages % BATCH != 0) {
-        fprintf(stderr, "usage: instructions [MESSAGES, a multiple of %d] [SIZE <= 4096]\n",
-                BATCH);
+        fprintf(stderr, "usage: instructions [MESSAGES, a multiple of %d] [SIZE <= 4096]\n", BATCH);
         return 2;
     }
     memset(msg, 'x', size);
