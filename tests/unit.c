@@ -542,6 +542,34 @@ TEST(cork_holds_publication_until_uncork) {
     CHECK_EQ(drain(&s), 2);
 }
 
+TEST(cork_after_messages_published_one_by_one_holds_back_only_the_new_ones) {
+    seen s;
+    setup(1024, 0);
+    CHECK_EQ(shared_ring_write_bytes(&prod, "a", 1, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_write_bytes(&prod, "b", 1, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_cork(&prod), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_write_bytes(&prod, "c", 1, 0), SHARED_RING_OK);
+    CHECK_EQ(region_u64(128), 32);
+    CHECK_EQ(drain(&s), 2);
+    CHECK(s.text_len == 2 && memcmp(s.text, "ab", 2) == 0);
+    CHECK_EQ(shared_ring_uncork(&prod), SHARED_RING_OK);
+    CHECK_EQ(region_u64(128), 48);
+    CHECK_EQ(drain(&s), 1);
+    CHECK(s.text_len == 1 && s.text[0] == 'c');
+}
+
+TEST(messages_around_an_empty_cork_are_each_published_at_once) {
+    seen s;
+    setup(1024, 0);
+    CHECK_EQ(shared_ring_write_bytes(&prod, "a", 1, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_cork(&prod), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_uncork(&prod), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_write_bytes(&prod, "b", 1, 0), SHARED_RING_OK);
+    CHECK_EQ(region_u64(128), 32);
+    CHECK_EQ(drain(&s), 2);
+    CHECK(s.text_len == 2 && memcmp(s.text, "ab", 2) == 0);
+}
+
 TEST(nested_cork_publishes_at_the_outermost_uncork) {
     setup(1024, 0);
     shared_ring_cork(&prod);
@@ -1892,6 +1920,8 @@ int main(void) {
     RUN(writing_while_a_claim_is_open_is_a_state_error);
     RUN(claim_with_null_out_is_an_argument_error);
     RUN(cork_holds_publication_until_uncork);
+    RUN(cork_after_messages_published_one_by_one_holds_back_only_the_new_ones);
+    RUN(messages_around_an_empty_cork_are_each_published_at_once);
     RUN(nested_cork_publishes_at_the_outermost_uncork);
     RUN(uncork_without_cork_is_a_state_error);
     RUN(flush_publishes_while_corked);
