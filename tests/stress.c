@@ -52,6 +52,10 @@ typedef struct run {
     loop_fds producer_fds, consumer_fds;
     uint64_t lost_wakeups; /* event loop: a poll that waited 5 s for nothing */
     uint64_t progress;     /* seen.delivered, published for the watchdog */
+    /* The handles live here so that the watchdog can show their state
+       (the producer's only between threads: a child process has its own). */
+    shared_ring_producer producer;
+    shared_ring_consumer consumer;
 } run;
 
 /* ---- watchdog ------------------------------------------------------------------
@@ -90,6 +94,26 @@ static uint32_t region_u32(const run *r, size_t off) {
     return v;
 }
 
+/* What each handle believed when the run stalled: positions, the
+   producer's publish state, and how often each side slept and woke. */
+static void report_handles(const run *r) {
+    const shared_ring_producer *p = &r->producer;
+    const shared_ring_consumer *c = &r->consumer;
+    fprintf(
+        stderr,
+        "stress: consumer peek_pos %#llx (header there %#llx) read_pos %#llx peeked %u "
+        "sleeps %llu wakes %llu; "
+        "producer write_pos %#llx published %#llx direct %u cork_depth %u full_latched %u "
+        "read_cache %#llx fast_end %#llx sleeps %llu wakes %llu\n",
+        (unsigned long long)c->peek_pos,
+        (unsigned long long)region_u64(r, 1024 + (size_t)(c->peek_pos & (region_u64(r, 8) - 1u))),
+        (unsigned long long)c->read_pos, c->peeked, (unsigned long long)c->s.stats.sleeps,
+        (unsigned long long)c->s.stats.wakes, (unsigned long long)p->write_pos,
+        (unsigned long long)p->published, p->direct, p->cork_depth, p->full_latched,
+        (unsigned long long)p->read_cache, (unsigned long long)p->fast_end,
+        (unsigned long long)p->s.stats.sleeps, (unsigned long long)p->s.stats.wakes);
+}
+
 static void report_stall(const run *r) {
     uint64_t rd = region_u64(r, 256), cap = region_u64(r, 8);
     uint64_t at_read = region_u64(r, 1024 + (size_t)(rd & (cap - 1u)));
@@ -116,6 +140,7 @@ static void *watchdog(void *arg) {
             still = 0;
         else if (++still >= STALL_SECONDS) {
             report_stall(r);
+            report_handles(r);
 #if HAVE_PROCESSES
             pid_t child = __atomic_load_n(&watched_child, __ATOMIC_RELAXED);
             if (child > 0) kill(child, SIGKILL);
@@ -221,22 +246,22 @@ static int produce_one(shared_ring_producer *p, uint64_t seq, mode how) {
 }
 
 /* Returns 0 when every message was written. */
-static int produce_all(const run *r) {
-    shared_ring_producer p;
+static int produce_all(run *r) {
+    shared_ring_producer *const p = &r->producer;
     shared_ring_options o;
     uint64_t seq = 0;
     mode how = r->how;
-    if (shared_ring_attach_producer(&p, r->region, r->size, options_for(r, &r->producer_fds, &o)) !=
+    if (shared_ring_attach_producer(p, r->region, r->size, options_for(r, &r->producer_fds, &o)) !=
         SHARED_RING_OK)
         return 1;
     while (seq < messages) {
         uint64_t batch = how == MODE_CORKED ? 1u + message_mix(seq) % 64u : 1u;
-        if (how == MODE_CORKED) shared_ring_cork(&p);
+        if (how == MODE_CORKED) shared_ring_cork(p);
         for (; batch > 0 && seq < messages; batch--, seq++)
-            if (produce_one(&p, seq, how) != SHARED_RING_OK) return 1;
-        if (how == MODE_CORKED) shared_ring_uncork(&p);
+            if (produce_one(p, seq, how) != SHARED_RING_OK) return 1;
+        if (how == MODE_CORKED) shared_ring_uncork(p);
     }
-    return shared_ring_close(&p) != SHARED_RING_OK;
+    return shared_ring_close(p) != SHARED_RING_OK;
 }
 
 static void *producer_thread(void *arg) {
@@ -269,33 +294,33 @@ static int event_loop_step(run *r, shared_ring_consumer *c) {
 /* Blocking batch reads, polling batch reads, the pull API, or an event
    loop, by mode. */
 static void consume_all(run *r) {
-    shared_ring_consumer c;
+    shared_ring_consumer *const c = &r->consumer;
     shared_ring_options o;
     int n;
-    if (shared_ring_attach_consumer(&c, r->region, r->size, options_for(r, &r->consumer_fds, &o)) !=
+    if (shared_ring_attach_consumer(c, r->region, r->size, options_for(r, &r->consumer_fds, &o)) !=
         SHARED_RING_OK) {
         r->attach_failed = 1;
         return;
     }
     for (;;) {
         if (r->how == MODE_BLOCKING) {
-            n = shared_ring_read(&c, message_tally_check, &r->seen, SHARED_RING_FOREVER);
+            n = shared_ring_read(c, message_tally_check, &r->seen, SHARED_RING_FOREVER);
         } else if (r->how == MODE_NO_WAIT) {
-            n = shared_ring_read_some(&c, message_tally_check, &r->seen);
+            n = shared_ring_read_some(c, message_tally_check, &r->seen);
             if (n == SHARED_RING_EMPTY) {
                 sched_yield();
                 n = 0;
             }
         } else if (r->how == MODE_EVENT_LOOP) {
 #if HAVE_PROCESSES
-            n = event_loop_step(r, &c);
+            n = event_loop_step(r, c);
 #endif
         } else {
             shared_ring_message m;
-            n = shared_ring_wait(&c, SHARED_RING_FOREVER);
-            while (n == SHARED_RING_OK && (n = shared_ring_peek(&c, &m)) == SHARED_RING_OK)
+            n = shared_ring_wait(c, SHARED_RING_FOREVER);
+            while (n == SHARED_RING_OK && (n = shared_ring_peek(c, &m)) == SHARED_RING_OK)
                 message_tally_check(&r->seen, m.data, m.len);
-            shared_ring_release(&c);
+            shared_ring_release(c);
             if (n == SHARED_RING_EMPTY) n = 0;
         }
         __atomic_store_n(&r->progress, r->seen.delivered, __ATOMIC_RELAXED);
