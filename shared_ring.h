@@ -179,6 +179,13 @@
    wake-up that will not come. Every pair works; the mismatched ones wake
    within a slice (tests/mixed_builds.c).
 
+   A safety net. No wake-up is expected to be lost (the announce, barrier
+   and re-check above make sure), but one sleep lasts at most recheck_ns
+   (default 250 ms) before the waiter looks again on its own: should a
+   wake-up ever fail to come, the wait goes on late instead of never. Such
+   a sleep is counted in stats.late_wakes; the tests expect 0. The cost is
+   one spurious wake-up per recheck_ns while a side sleeps.
+
    When the OS says no. A failing wait (the futex call refused, say) is not
    retried in a busy loop: the side naps 1 ms and counts it in
    stats.wait_failures. On 32-bit Linux the futex timeout is passed in the
@@ -288,6 +295,9 @@
                                nanoseconds to spin before sleeping (50000).
    SHARED_RING_DEFAULT_CORK_LIMIT  global: bytes after which a corked batch
                                is published anyway (65536; 0: never).
+   SHARED_RING_DEFAULT_RECHECK_NS  global: the longest one sleep lasts
+                               before the waiter looks again, woken or not
+                               (250000000; 0: until woken or timed out).
 
    Warnings. The whole header, implementation included, builds clean as C11
    with -Wall -Wextra -Wpedantic -Wconversion -Wshadow -Wstrict-prototypes;
@@ -400,6 +410,9 @@ typedef struct shared_ring_options {
     uint32_t cork_limit;      /* producer: a corked batch is published once
                                  it holds this many bytes (0: only at
                                  uncork, flush, close or a wait) */
+    uint32_t recheck_ns;      /* a sleep lasts at most this long (ns) before
+                                 the waiter looks again, woken or not (0:
+                                 until woken or timed out); a safety net */
     shared_ring_wait_fn wait; /* both NULL: built-in OS waits */
     shared_ring_wake_fn wake;
     void *hook_user; /* passed to wait and wake */
@@ -411,6 +424,9 @@ typedef struct shared_ring_options {
 #ifndef SHARED_RING_DEFAULT_CORK_LIMIT
 #define SHARED_RING_DEFAULT_CORK_LIMIT 65536u
 #endif
+#ifndef SHARED_RING_DEFAULT_RECHECK_NS
+#define SHARED_RING_DEFAULT_RECHECK_NS 250000000u
+#endif
 /* NULL in C, nullptr in C++ (where clang's -Wzero-as-null-pointer-constant
    flags NULL); used by SHARED_RING_OPTIONS_INIT. */
 #ifdef __cplusplus
@@ -420,8 +436,9 @@ typedef struct shared_ring_options {
 #endif
 /* clang-format off */
 #define SHARED_RING_OPTIONS_INIT                                                               \
-    { SHARED_RING_DEFAULT_SPIN_NS, 50u, SHARED_RING_DEFAULT_CORK_LIMIT, SHARED_RING_NULLPTR,   \
-      SHARED_RING_NULLPTR, SHARED_RING_NULLPTR }
+    { SHARED_RING_DEFAULT_SPIN_NS, 50u, SHARED_RING_DEFAULT_CORK_LIMIT,                        \
+      SHARED_RING_DEFAULT_RECHECK_NS, SHARED_RING_NULLPTR, SHARED_RING_NULLPTR,                \
+      SHARED_RING_NULLPTR }
 /* clang-format on */
 
 /* Per-side counters, kept in the handle (no shared writes). */
@@ -434,6 +451,9 @@ typedef struct shared_ring_stats {
     uint64_t wait_ns;       /* total time spent waiting */
     uint64_t largest;       /* largest payload seen, bytes */
     uint64_t wait_failures; /* OS waits that failed, replaced by 1 ms naps */
+    uint64_t late_wakes;    /* sleeps that lasted recheck_ns and then found
+                               what they waited for: a wake-up that did not
+                               come (expected 0) */
 } shared_ring_stats;
 
 /* What both handles have in common. Fields are private: read them through
@@ -446,6 +466,7 @@ typedef struct shared_ring_side {
     uint32_t max_message;
     uint32_t magic; /* which side this handle is, once attached */
     uint32_t spin_ns;
+    uint32_t recheck_ns;
     uint32_t broken;    /* 1 once corruption was seen: sticky */
     uint32_t fenceless; /* 1: peers sleep behind membarrier, we don't fence */
     uint32_t open;      /* the side's magic while calls may go ahead (attached,
@@ -1868,7 +1889,8 @@ static int srng_block(shared_ring_side *s, srng_au32 *word, srng_au32 *peer, srn
                       void *ctx, uint64_t timeout_ns) {
     srng_au32 *peer_fenceless = srng_beside(peer, SRNG_FENCELESS_WORD);
     srng_au32 *peer_mode = srng_beside(peer, SRNG_MODE_WORD);
-    uint64_t start, elapsed = 0;
+    uint64_t start, elapsed = 0, slept_at;
+    int capped;
     /* A cheap look first: the caller often finds what it waits for. */
     int r = ready(ctx, 0);
     if (r != 0) return r;
@@ -1914,14 +1936,23 @@ static int srng_block(shared_ring_side *s, srng_au32 *word, srng_au32 *peer, srn
             }
             if (left > until_check) left = until_check;
         }
+        /* A safety net, not part of the protocol: no wake-up is expected
+           to be lost, but if one ever were, the wait goes on within
+           recheck_ns instead of never (and says so in late_wakes). */
+        capped = s->recheck_ns != 0 && left > s->recheck_ns;
+        if (capped) left = s->recheck_ns;
         if (!srng_announce_sleep(word, peer_fenceless) && left > SRNG_SLICE_NS)
             left = SRNG_SLICE_NS;
         r = ready(ctx, 1);
         if (r != 0) break;
+        slept_at = capped ? SHARED_RING_NOW_NS() : 0;
         srng_sleep(s, word, SRNG_LOAD(peer_mode, relaxed), left);
         r = ready(ctx, 1);
-        if (r != 0) break;
         elapsed = SHARED_RING_NOW_NS() - start;
+        if (r != 0) {
+            if (capped && start + elapsed - slept_at >= s->recheck_ns) s->stats.late_wakes++;
+            break;
+        }
     }
     SRNG_STORE(word, 0u, relaxed);
     s->stats.wait_ns += SHARED_RING_NOW_NS() - start;
@@ -2020,6 +2051,7 @@ static int srng_attach_side(shared_ring_side *s, void *region, size_t region_siz
     s->mask = g.capacity - 1u;
     s->max_message = g.max_message;
     s->spin_ns = opt->spin_ns;
+    s->recheck_ns = opt->recheck_ns;
     s->wait = opt->wait;
     s->wake = opt->wake;
     s->hook_user = opt->hook_user;
@@ -3153,6 +3185,7 @@ SHARED_RING_API int shared_ring_wait_any(shared_ring_consumer *const *rings, siz
         r = srng_watch_many(rings, n, start + elapsed, &remote);
         if (r >= 0) break;
         if (remote && left > SRNG_LIVENESS_NS) left = SRNG_LIVENESS_NS;
+        if (first->recheck_ns != 0 && left > first->recheck_ns) left = first->recheck_ns;
         if (!srng_announce_many(rings, n, 1) && left > SRNG_SLICE_NS) left = SRNG_SLICE_NS;
         r = srng_any_ready(rings, n, 1);
         if (r >= 0) break;

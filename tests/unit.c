@@ -1101,6 +1101,74 @@ static void setup_with_timing_hooks(uint32_t spin_ns) {
     setup_opt(1024, 0, &o);
 }
 
+/* Publishes a 1-byte message at position 0 the way a producer would, but
+   makes no wake-up call: a lost wake-up, on purpose. */
+static void *publish_without_waking_after_20ms(void *arg) {
+    uint64_t header = (uint64_t)1 << 32 | 1u; /* tag of position 0, length 1 */
+    (void)arg;
+    nanosleep(&(struct timespec){ 0, 20000000 }, NULL);
+    region[SHARED_RING_HEADER_SIZE + 8] = 'z';
+    set_region_u64(SHARED_RING_HEADER_SIZE + 16, 0); /* the end mark */
+    __atomic_store_n((uint64_t *)(void *)(region + SHARED_RING_HEADER_SIZE), header,
+                     __ATOMIC_RELEASE);
+    return NULL;
+}
+
+TEST(forever_wait_looks_again_within_recheck_ns_when_no_wake_up_comes) {
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
+    shared_ring_stats st = { 0 };
+    pthread_t t;
+    uint64_t start, took;
+    seen s;
+    o.spin_ns = 0;
+    o.recheck_ns = 100000000; /* 100 ms */
+    setup_opt(1024, 0, &o);
+    pthread_create(&t, NULL, publish_without_waking_after_20ms, NULL);
+    start = test_now_ns();
+    CHECK_EQ(shared_ring_wait(&cons, SHARED_RING_FOREVER), SHARED_RING_OK);
+    took = test_now_ns() - start;
+    pthread_join(t, NULL);
+    CHECK(took >= 100000000 && took < 2000000000);
+    CHECK_EQ(shared_ring_consumer_stats(&cons, &st), SHARED_RING_OK);
+    CHECK_EQ(st.late_wakes, 1);
+    CHECK_EQ(drain(&s), 1);
+    CHECK(s.text_len == 1 && s.text[0] == 'z');
+}
+
+static void *write_one_after_20ms(void *arg) {
+    (void)arg;
+    nanosleep(&(struct timespec){ 0, 20000000 }, NULL);
+    shared_ring_write_bytes(&prod, "w", 1, 0);
+    return NULL;
+}
+
+TEST(a_wake_up_that_comes_is_not_counted_late) {
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
+    shared_ring_stats st = { 0 };
+    pthread_t t;
+    o.spin_ns = 0;
+    o.recheck_ns = 1000000000; /* 1 s */
+    setup_opt(1024, 0, &o);
+    pthread_create(&t, NULL, write_one_after_20ms, NULL);
+    CHECK_EQ(shared_ring_wait(&cons, SHARED_RING_FOREVER), SHARED_RING_OK);
+    pthread_join(t, NULL);
+    CHECK_EQ(shared_ring_consumer_stats(&cons, &st), SHARED_RING_OK);
+    CHECK(st.sleeps >= 1);
+    CHECK_EQ(st.late_wakes, 0);
+}
+
+TEST(recheck_ns_cuts_a_long_sleep_into_shorter_ones) {
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
+    shared_ring_stats st = { 0 };
+    o.spin_ns = 0;
+    o.recheck_ns = 10000000; /* 10 ms */
+    setup_opt(1024, 0, &o);
+    CHECK_EQ(shared_ring_wait(&cons, 100000000), SHARED_RING_TIMEOUT);
+    CHECK_EQ(shared_ring_consumer_stats(&cons, &st), SHARED_RING_OK);
+    CHECK(st.sleeps >= 5 && st.sleeps <= 11);
+    CHECK_EQ(st.late_wakes, 0);
+}
+
 TEST(spin_phase_lasts_spin_ns_before_the_first_sleep) {
     uint64_t start;
     setup_with_timing_hooks(20000000); /* 20 ms */
@@ -1965,6 +2033,9 @@ int main(void) {
     RUN(attach_rejects_more_published_records_than_the_ring_holds);
     RUN(spin_phase_lasts_spin_ns_before_the_first_sleep);
     RUN(wait_shorter_than_the_spin_budget_never_sleeps);
+    RUN(forever_wait_looks_again_within_recheck_ns_when_no_wake_up_comes);
+    RUN(a_wake_up_that_comes_is_not_counted_late);
+    RUN(recheck_ns_cuts_a_long_sleep_into_shorter_ones);
     RUN(zero_spin_sleeps_at_once);
     RUN(write_pos_beyond_capacity_is_corrupt_and_stays_corrupt);
     RUN(misaligned_write_pos_is_corrupt);
