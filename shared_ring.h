@@ -514,7 +514,7 @@ typedef struct shared_ring_consumer {
     uint64_t peek_pos;     /* next record to hand out */
     uint64_t write_cache;  /* largest write_pos seen (validated) */
     uint32_t peeked;       /* messages handed out by peek, not released */
-    uint32_t reserved[15]; /* same size as a producer handle, so a handle
+    uint32_t reserved[14]; /* same size as a producer handle, so a handle
                               of the wrong side is caught by its magic
                               without reading past it */
 } shared_ring_consumer;

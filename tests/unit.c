@@ -1114,6 +1114,13 @@ static void *publish_without_waking_after_20ms(void *arg) {
     return NULL;
 }
 
+/* futex and ulock sleep until woken; Windows and the POSIX fallback sleep
+   in slices of about 1 ms anyway, so recheck_ns never has to end a sleep. */
+static int sleeps_until_woken(void) {
+    const char *m = shared_ring_wait_method();
+    return strcmp(m, "futex") == 0 || strcmp(m, "ulock") == 0;
+}
+
 TEST(forever_wait_looks_again_within_recheck_ns_when_no_wake_up_comes) {
     shared_ring_options o = SHARED_RING_OPTIONS_INIT;
     shared_ring_stats st = { 0 };
@@ -1128,9 +1135,14 @@ TEST(forever_wait_looks_again_within_recheck_ns_when_no_wake_up_comes) {
     CHECK_EQ(shared_ring_wait(&cons, SHARED_RING_FOREVER), SHARED_RING_OK);
     took = test_now_ns() - start;
     pthread_join(t, NULL);
-    CHECK(took >= 100000000 && took < 2000000000);
+    CHECK(took < 2000000000);
     CHECK_EQ(shared_ring_consumer_stats(&cons, &st), SHARED_RING_OK);
-    CHECK_EQ(st.late_wakes, 1);
+    if (sleeps_until_woken()) {
+        CHECK(took >= 100000000);
+        CHECK_EQ(st.late_wakes, 1);
+    } else {
+        CHECK_EQ(st.late_wakes, 0); /* found by a slice, well before recheck_ns */
+    }
     CHECK_EQ(drain(&s), 1);
     CHECK(s.text_len == 1 && s.text[0] == 'z');
 }
@@ -1165,7 +1177,8 @@ TEST(recheck_ns_cuts_a_long_sleep_into_shorter_ones) {
     setup_opt(1024, 0, &o);
     CHECK_EQ(shared_ring_wait(&cons, 100000000), SHARED_RING_TIMEOUT);
     CHECK_EQ(shared_ring_consumer_stats(&cons, &st), SHARED_RING_OK);
-    CHECK(st.sleeps >= 5 && st.sleeps <= 11);
+    CHECK(st.sleeps >= 5);
+    if (sleeps_until_woken()) CHECK(st.sleeps <= 11);
     CHECK_EQ(st.late_wakes, 0);
 }
 
