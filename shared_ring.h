@@ -330,7 +330,8 @@
           wait_mode words (mixed builds); ERR_STATE from inside callbacks;
           checked OS waits (stats.wait_failures); "Returns:" lists; ring
           id, identities, ERR_BUSY, PEER_GONE, NOT_FORMATTED, prepare,
-          detach, wait_any, arm, owners_of, SHARED_RING_SHM helpers.
+          detach, wait_any, arm, owners_of, SHARED_RING_SHM helpers;
+          recheck_ns and stats.late_wakes (a bound on one sleep).
    0.1.0  first release: layout version 1. See CHANGELOG.md.
 */
 
