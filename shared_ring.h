@@ -1949,11 +1949,12 @@ static int srng_block(shared_ring_side *s, srng_au32 *word, srng_au32 *peer, srn
         slept_at = capped ? SHARED_RING_NOW_NS() : 0;
         srng_sleep(s, word, SRNG_LOAD(peer_mode, relaxed), left);
         r = ready(ctx, 1);
-        elapsed = SHARED_RING_NOW_NS() - start;
         if (r != 0) {
-            if (capped && start + elapsed - slept_at >= s->recheck_ns) s->stats.late_wakes++;
+            /* only a capped sleep reads the clock here */
+            if (capped && SHARED_RING_NOW_NS() - slept_at >= s->recheck_ns) s->stats.late_wakes++;
             break;
         }
+        elapsed = SHARED_RING_NOW_NS() - start;
     }
     SRNG_STORE(word, 0u, relaxed);
     s->stats.wait_ns += SHARED_RING_NOW_NS() - start;

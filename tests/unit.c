@@ -1147,13 +1147,6 @@ TEST(forever_wait_looks_again_within_recheck_ns_when_no_wake_up_comes) {
     CHECK(s.text_len == 1 && s.text[0] == 'z');
 }
 
-static void *write_one_after_20ms(void *arg) {
-    (void)arg;
-    nanosleep(&(struct timespec){ 0, 20000000 }, NULL);
-    shared_ring_write_bytes(&prod, "w", 1, 0);
-    return NULL;
-}
-
 TEST(a_wake_up_that_comes_is_not_counted_late) {
     shared_ring_options o = SHARED_RING_OPTIONS_INIT;
     shared_ring_stats st = { 0 };
@@ -1161,7 +1154,7 @@ TEST(a_wake_up_that_comes_is_not_counted_late) {
     o.spin_ns = 0;
     o.recheck_ns = 1000000000; /* 1 s */
     setup_opt(1024, 0, &o);
-    pthread_create(&t, NULL, write_one_after_20ms, NULL);
+    pthread_create(&t, NULL, write_later, NULL);
     CHECK_EQ(shared_ring_wait(&cons, SHARED_RING_FOREVER), SHARED_RING_OK);
     pthread_join(t, NULL);
     CHECK_EQ(shared_ring_consumer_stats(&cons, &st), SHARED_RING_OK);
