@@ -1,6 +1,7 @@
-/* clock_gettime can fail (a seccomp filter, a broken vDSO): timed waits
-   must still end. This program replaces clock_gettime for the library
-   linked into it and makes it fail on demand. Linux, native build only
+/* clock_gettime can fail (a seccomp filter, a broken vDSO), or stand still
+   (a frozen virtual clock): timed waits must still end. This program replaces
+   clock_gettime for the library linked into it and makes it fail or stop
+   on demand. Linux, native build only
    (with -D_TIME_BITS=64 libc calls another symbol). */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -8,12 +9,17 @@
 #include <time.h>
 #include <unistd.h>
 
-static int clock_fails;
+static int clock_fails, clock_stands_still;
 
 int clock_gettime(clockid_t id, struct timespec *ts) {
     if (clock_fails) {
         errno = EINVAL;
         return -1;
+    }
+    if (clock_stands_still) {
+        ts->tv_sec = 1000;
+        ts->tv_nsec = 0;
+        return 0;
     }
     return (int)syscall(SYS_clock_gettime, id, ts);
 }
@@ -32,6 +38,13 @@ static void attach(shared_ring_producer *p, shared_ring_consumer *c) {
     CHECK_EQ(shared_ring_format(region, sizeof region, 1024, 0), SHARED_RING_OK);
     CHECK_EQ(shared_ring_attach_producer(p, region, sizeof region, &o), SHARED_RING_OK);
     CHECK_EQ(shared_ring_attach_consumer(c, region, sizeof region, &o), SHARED_RING_OK);
+}
+
+static int count_one(void *user, const void *data, size_t len) {
+    (void)user;
+    (void)data;
+    (void)len;
+    return 0;
 }
 
 static uint64_t seconds_now(void) {
@@ -65,8 +78,24 @@ TEST(timed_write_ends_while_the_clock_fails) {
     CHECK(seconds_now() - start <= 5); /* inexact, but it ends */
 }
 
+TEST(trailing_hold_off_ends_while_the_clock_stands_still) {
+    shared_ring_producer p;
+    shared_ring_consumer c;
+    uint64_t start = seconds_now();
+    int n = 0;
+    attach(&p, &c);
+    CHECK_EQ(shared_ring_write_bytes(&p, "x", 1, 0), SHARED_RING_OK);
+    c.trailing = 1; /* as after 16 quick waits (private state) */
+    clock_stands_still = 1;
+    n = shared_ring_read(&c, count_one, &n, SHARED_RING_FOREVER);
+    clock_stands_still = 0;
+    CHECK_EQ(n, 1);
+    CHECK(seconds_now() - start <= 5);
+}
+
 int main(void) {
     RUN(timed_wait_ends_while_the_clock_fails);
     RUN(timed_write_ends_while_the_clock_fails);
+    RUN(trailing_hold_off_ends_while_the_clock_stands_still);
     return harness_summary("clock_fail");
 }

@@ -2,7 +2,8 @@
    (header and data area) plus a list of consumer operations and of
    "peer" moves (write_pos jumps, closing, record headers with a valid tag
    for their position, some of them written while the consumer is inside
-   its callback). Whatever the bytes, every call must return valid data or
+   its callback); reads include trailing ones, which trust write_pos as a
+   bound. Whatever the bytes, every call must return valid data or
    an error code, and nothing outside the region may be touched: the region
    is an exact-size heap block, so AddressSanitizer flags any access past
    it.
@@ -144,7 +145,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t n) {
             memset(region + 16, ops[i], 4);
             q = 0;
             break;
-        default: q = shared_ring_read(&c, touch_message, &max, 0); break;
+        case 14: q = shared_ring_read(&c, touch_message, &max, 0); break;
+        default: /* a read that trails a dense stream: it bounds itself by
+                    write_pos, which the peer moves (case 5) */
+            c.trailing = 1;
+            q = shared_ring_read(&c, touch_message, &max, 1000);
+            break;
         }
         if (!is_result(q) && q < 0) abort();
     }

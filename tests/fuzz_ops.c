@@ -156,7 +156,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t n) {
             if (r == SHARED_RING_OK) closed = 1, m.published = m.count;
             break;
         case 9: /* a full batch: afterwards nothing published may be left over */
-            r = shared_ring_read_some(&c, check_delivery, &m);
+            if (in[i + 1] & 2u) {
+                /* a read trailing a dense stream reads up to write_pos,
+                   which a single-threaded producer keeps at its end */
+                c.trailing = 1;
+                r = shared_ring_read(&c, check_delivery, &m, 1000);
+                if (r == SHARED_RING_TIMEOUT && m.published != m.delivered) abort();
+                /* a wait that found no message (TIMEOUT, CLOSED) reads, and
+                   so releases, nothing */
+                if (r <= 0) break;
+            } else {
+                r = shared_ring_read_some(&c, check_delivery, &m);
+            }
             model_release(&m);
             if (r == SHARED_RING_EMPTY && m.published != 0) abort();
             break;

@@ -1202,6 +1202,168 @@ TEST(zero_spin_sleeps_at_once) {
     CHECK(st.sleeps >= 1);
 }
 
+/* ---- trailing a dense stream ----------------------------------------------
+   The trailing state (cons.trailing, cons.trial_gap) is private; the tests
+   below that set or read it specify the mechanism, the others drive it
+   through the public API only. */
+
+typedef struct paced_writer {
+    int count;
+    long gap_ns; /* between messages */
+} paced_writer;
+
+/* Writes count one-byte messages 'a', 'b', ... gap_ns apart. */
+static void *write_paced(void *arg) {
+    paced_writer *w = (paced_writer *)arg;
+    struct timespec d = { 0, w->gap_ns };
+    for (int i = 0; i < w->count; i++) {
+        char m = (char)('a' + i % 26);
+        nanosleep(&d, NULL);
+        CHECK_EQ(shared_ring_write_bytes(&prod, &m, 1, SHARED_RING_FOREVER), SHARED_RING_OK);
+    }
+    return NULL;
+}
+
+/* Read `total` messages with shared_ring_read into s; returns the trials
+   counted after the first `early` reads (in *early_trails) and at the end. */
+static uint64_t read_paced(seen *s, int total, int early, uint64_t *early_trails) {
+    shared_ring_stats st = { 0 };
+    memset(s, 0, sizeof *s);
+    for (int reads = 0; s->count < total; reads++) {
+        if (reads == early) {
+            shared_ring_consumer_stats(&cons, &st);
+            *early_trails = st.trails;
+        }
+        CHECK(shared_ring_read(&cons, record_message, s, 10000000000ULL) >= 1);
+    }
+    shared_ring_consumer_stats(&cons, &st);
+    return st.trails;
+}
+
+static int in_order(const seen *s, int total) {
+    for (int i = 0; i < total; i++)
+        if (s->lens[i] != 1 || s->text[i] != (char)('a' + i % 26)) return 0;
+    return 1;
+}
+
+TEST(reads_begin_trailing_after_16_waits_in_a_row_shorter_than_trail_ns) {
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
+    paced_writer w = { 40, 1000000 }; /* 1 ms apart: every wait is "quick" */
+    pthread_t t;
+    seen s;
+    uint64_t early = 99;
+    o.trail_ns = 200000000; /* 200 ms */
+    setup_opt(4096, 0, &o);
+    pthread_create(&t, NULL, write_paced, &w);
+    CHECK_EQ(read_paced(&s, 40, 15, &early), 1);
+    pthread_join(t, NULL);
+    CHECK_EQ(early, 0); /* 15 reads make at most 15 quick waits */
+    CHECK(in_order(&s, 40));
+}
+
+TEST(a_stream_sparser_than_trail_ns_never_trails) {
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
+    paced_writer w = { 24, 5000000 }; /* 5 ms apart */
+    pthread_t t;
+    seen s;
+    uint64_t early = 99;
+    o.trail_ns = 1000000; /* 1 ms */
+    setup_opt(4096, 0, &o);
+    pthread_create(&t, NULL, write_paced, &w);
+    CHECK_EQ(read_paced(&s, 24, 0, &early), 0);
+    pthread_join(t, NULL);
+    CHECK(in_order(&s, 24));
+}
+
+TEST(trail_ns_zero_never_trails) {
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
+    paced_writer w = { 40, 1000000 };
+    pthread_t t;
+    seen s;
+    uint64_t early = 99;
+    o.trail_ns = 0;
+    setup_opt(4096, 0, &o);
+    pthread_create(&t, NULL, write_paced, &w);
+    CHECK_EQ(read_paced(&s, 40, 0, &early), 0);
+    pthread_join(t, NULL);
+    CHECK(in_order(&s, 40));
+}
+
+/* Three one-byte messages (16-byte records at 0, 16, 32), read while trailing. */
+static void setup_trailing_three(uint32_t trail_ns) {
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
+    o.trail_ns = trail_ns;
+    setup_opt(4096, 0, &o);
+    CHECK_EQ(shared_ring_write_bytes(&prod, "a", 1, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_write_bytes(&prod, "b", 1, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_write_bytes(&prod, "c", 1, 0), SHARED_RING_OK);
+    cons.trailing = 1;
+}
+
+TEST(a_trailing_read_stops_where_write_pos_was) {
+    seen s = { 0 };
+    setup_trailing_three(2000);
+    set_region_u64(128, 16); /* the producer "was" past the first record only */
+    CHECK_EQ(shared_ring_read(&cons, record_message, &s, SHARED_RING_FOREVER), 1);
+    CHECK_EQ(s.text[0], 'a');
+    CHECK_EQ(drain(&s), 2); /* a read_some does not trail */
+    CHECK(s.text[0] == 'b' && s.text[1] == 'c');
+}
+
+TEST(a_write_pos_inside_the_first_record_does_not_stop_a_trailing_read) {
+    seen s = { 0 };
+    setup_trailing_three(2000);
+    set_region_u64(128, 8);
+    CHECK_EQ(shared_ring_read(&cons, record_message, &s, SHARED_RING_FOREVER), 3);
+}
+
+TEST(a_write_pos_beyond_a_capacity_does_not_bound_a_trailing_read) {
+    seen s = { 0 };
+    setup_trailing_three(2000);
+    set_region_u64(128, 4096 + 64);
+    CHECK_EQ(shared_ring_read(&cons, record_message, &s, SHARED_RING_FOREVER), 3);
+    CHECK(s.text[0] == 'a' && s.text[2] == 'c');
+}
+
+TEST(a_hold_off_that_finds_few_messages_ends_trailing_and_doubles_the_next_trial) {
+    seen s = { 0 };
+    setup_trailing_three(2000);
+    CHECK_EQ(cons.trial_gap, 16);
+    CHECK_EQ(shared_ring_read(&cons, record_message, &s, SHARED_RING_FOREVER), 3);
+    CHECK_EQ(cons.trailing, 0);
+    CHECK_EQ(cons.trial_gap, 32);
+}
+
+TEST(a_hold_off_ends_early_when_the_producer_is_far_ahead_and_keeps_trailing) {
+    seen s = { 0 };
+    uint64_t start;
+    setup_trailing_three(4000000000u); /* 4 s: only "far ahead" ends it early */
+    cons.trial_gap = 64;
+    /* a quarter of this ring (1 KiB) published past the reader */
+    for (int i = 0; i < 70; i++) CHECK_EQ(shared_ring_write_bytes(&prod, "x", 1, 0), SHARED_RING_OK);
+    start = test_now_ns();
+    CHECK_EQ(shared_ring_read(&cons, record_message, &s, SHARED_RING_FOREVER), 73);
+    CHECK(test_now_ns() - start < 2000000000u);
+    CHECK_EQ(cons.trailing, 1);
+    CHECK_EQ(cons.trial_gap, 16);
+}
+
+TEST(a_trailing_read_with_timeout_zero_does_not_hold_off) {
+    seen s = { 0 };
+    setup_trailing_three(2000000000u);
+    CHECK_EQ(shared_ring_read(&cons, record_message, &s, 0), 3);
+    CHECK_EQ(cons.trailing, 1); /* no hold-off ran, so none judged the stream */
+}
+
+TEST(a_hold_off_lasts_no_longer_than_the_read_timeout) {
+    seen s = { 0 };
+    uint64_t start;
+    setup_trailing_three(4000000000u); /* 4 s */
+    start = test_now_ns();
+    CHECK_EQ(shared_ring_read(&cons, record_message, &s, 20000000), 3); /* 20 ms */
+    CHECK(test_now_ns() - start < 2000000000u);
+}
+
 /* ---- hardened consumer --------------------------------------------------- */
 
 TEST(write_pos_beyond_capacity_is_corrupt_and_stays_corrupt) {
@@ -2043,6 +2205,16 @@ int main(void) {
     RUN(a_wake_up_that_comes_is_not_counted_late);
     RUN(recheck_ns_cuts_a_long_sleep_into_shorter_ones);
     RUN(zero_spin_sleeps_at_once);
+    RUN(reads_begin_trailing_after_16_waits_in_a_row_shorter_than_trail_ns);
+    RUN(a_stream_sparser_than_trail_ns_never_trails);
+    RUN(trail_ns_zero_never_trails);
+    RUN(a_trailing_read_stops_where_write_pos_was);
+    RUN(a_write_pos_inside_the_first_record_does_not_stop_a_trailing_read);
+    RUN(a_write_pos_beyond_a_capacity_does_not_bound_a_trailing_read);
+    RUN(a_hold_off_that_finds_few_messages_ends_trailing_and_doubles_the_next_trial);
+    RUN(a_hold_off_ends_early_when_the_producer_is_far_ahead_and_keeps_trailing);
+    RUN(a_trailing_read_with_timeout_zero_does_not_hold_off);
+    RUN(a_hold_off_lasts_no_longer_than_the_read_timeout);
     RUN(write_pos_beyond_capacity_is_corrupt_and_stays_corrupt);
     RUN(misaligned_write_pos_is_corrupt);
     RUN(write_pos_moving_backwards_is_corrupt);
