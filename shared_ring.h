@@ -2946,7 +2946,7 @@ static void srng_release_to(shared_ring_consumer *c, uint64_t pos) {
 /* read_some's work, stopping at `end` (0: at the last published record).
    An `end` that cuts even the first record (a hostile write_pos) is
    dropped: a read that found a message never returns EMPTY for it. */
-static int srng_read_upto(shared_ring_consumer *c, shared_ring_read_fn fn, void *user,
+SRNG_INLINE int srng_read_upto(shared_ring_consumer *c, shared_ring_read_fn fn, void *user,
                           uint64_t end) {
     int r = srng_deliver(c, fn, user, end);
     if (r == 0 && end != 0) r = srng_deliver(c, fn, user, 0);
