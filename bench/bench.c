@@ -829,6 +829,76 @@ static void latency_limit(pingpong *pp) {
     pthread_join(t, NULL);
 }
 
+/* The floor of any ring whose records carry an 8-byte header: the same
+   record format (header word with the position's tag, stored last with
+   release order; the 8 bytes after the record zeroed first), written out
+   by hand with nothing else: no handles, checks, stats or waits. A 64-byte
+   message makes a 72-byte record, two cache lines, where a flag takes one. */
+#define RECORD_RING (1u << 16)
+#define RECORD_SIZE ((PING_SIZE + 15u) & ~7u)
+
+typedef struct record_ring {
+    unsigned char *data;
+    uint64_t pos;
+} record_ring;
+
+static _Atomic uint64_t *record_word(record_ring *r, uint64_t pos) {
+    return (_Atomic uint64_t *)(void *)(r->data + (pos & (RECORD_RING - 1)));
+}
+
+/* Records never wrap: skip to offset 0 when one (and its end mark) would not fit. */
+static void record_align(record_ring *r) {
+    uint64_t off = r->pos & (RECORD_RING - 1);
+    if (off + RECORD_SIZE + 8 > RECORD_RING) r->pos += RECORD_RING - off;
+}
+
+static void record_put(record_ring *r, const unsigned char *msg) {
+    record_align(r);
+    memcpy(r->data + (r->pos & (RECORD_RING - 1)) + 8, msg, PING_SIZE);
+    atomic_store_explicit(record_word(r, r->pos + RECORD_SIZE), 0, memory_order_relaxed);
+    atomic_store_explicit(record_word(r, r->pos),
+                          (uint64_t)(uint32_t)(r->pos + 1) << 32 | PING_SIZE, memory_order_release);
+    r->pos += RECORD_SIZE;
+}
+
+static void record_get(record_ring *r, unsigned char *msg) {
+    record_align(r);
+    while ((uint32_t)(atomic_load_explicit(record_word(r, r->pos), memory_order_acquire) >> 32) !=
+           (uint32_t)(r->pos + 1))
+        cpu_relax();
+    memcpy(msg, r->data + (r->pos & (RECORD_RING - 1)) + 8, PING_SIZE);
+    r->pos += RECORD_SIZE;
+}
+
+static void *record_echo(void *arg) {
+    pingpong *pp = (pingpong *)arg;
+    record_ring in = { pp->regions[0], 0 }, out = { pp->regions[1], 0 };
+    unsigned char msg[PING_SIZE];
+    pin_to_cpu(1);
+    for (long i = 0; i < pp->iters; i++) {
+        record_get(&in, msg);
+        record_put(&out, msg);
+    }
+    return NULL;
+}
+
+static void latency_record(pingpong *pp) {
+    record_ring out = { pp->regions[0], 0 }, in = { pp->regions[1], 0 };
+    unsigned char msg[PING_SIZE] = { 0 };
+    pthread_t t;
+    memset(pp->regions[0], 0, RECORD_RING);
+    memset(pp->regions[1], 0, RECORD_RING);
+    pthread_create(&t, NULL, record_echo, pp);
+    pin_to_cpu(0);
+    for (long i = 0; i < pp->iters; i++) {
+        uint64_t t0 = now_ns();
+        record_put(&out, msg);
+        record_get(&in, msg);
+        pp->rtt[i] = now_ns() - t0;
+    }
+    pthread_join(t, NULL);
+}
+
 static int cmp_u64(const void *a, const void *b) {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
     return x < y ? -1 : x > y;
@@ -838,24 +908,68 @@ typedef struct latency {
     double p50, p99;
 } latency;
 
-static latency measure_latency(void (*fn)(pingpong *), long iters) {
+/* Round trips through fn, their times stored at rtt[0..iters). */
+static void run_pingpong(void (*fn)(pingpong *), long iters, uint64_t *rtt) {
     pingpong *pp = calloc(1, sizeof *pp);
-    latency l;
     pp->iters = iters;
-    pp->rtt = calloc((size_t)iters, sizeof *pp->rtt);
+    pp->rtt = rtt;
     pp->region_size = shared_ring_region_size(1u << 16);
     pp->regions[0] = aligned_alloc(4096, pp->region_size);
     pp->regions[1] = aligned_alloc(4096, pp->region_size);
     fn(pp);
-    qsort(pp->rtt, (size_t)iters, sizeof *pp->rtt, cmp_u64);
-    /* One-way latency is half a round trip. */
-    l.p50 = (double)pp->rtt[iters / 2] / 2.0;
-    l.p99 = (double)pp->rtt[(iters * 99) / 100] / 2.0;
     free(pp->regions[0]);
     free(pp->regions[1]);
-    free(pp->rtt);
     free(pp);
+}
+
+/* One-way latency is half a round trip. Sorts v. */
+static latency latency_of(uint64_t *v, long n) {
+    latency l;
+    qsort(v, (size_t)n, sizeof *v, cmp_u64);
+    l.p50 = (double)v[n / 2] / 2.0;
+    l.p99 = (double)v[(n * 99) / 100] / 2.0;
     return l;
+}
+
+/* This machine's cross-core latency changes with where its virtual CPUs
+   run, 2x to 6x, from one second to the next. So the three ping-pongs take
+   turns, LAT_ROUNDS chunks each: every variant sees the same slow and fast
+   phases. Percentiles are over all round trips of a variant; the ratio is
+   the median of the per-round ratios of the p50s. */
+#define LAT_ROUNDS 10
+#define LAT_VARIANTS 4
+static double median_ratio(double *ratios) {
+    qsort(ratios, LAT_ROUNDS, sizeof ratios[0], cmp_double);
+    return (ratios[LAT_ROUNDS / 2 - 1] + ratios[LAT_ROUNDS / 2]) / 2.0;
+}
+
+/* ratio[0]: shared ÷ two flags; ratio[1]: shared ÷ the hand-written record ring. */
+static void measure_latencies(long iters, latency out[LAT_VARIANTS], double ratio[2]) {
+    static void (*const fns[LAT_VARIANTS])(pingpong *) = { latency_shared, latency_pipe,
+                                                           latency_limit, latency_record };
+    const long chunk = iters / LAT_ROUNDS;
+    uint64_t *all[LAT_VARIANTS], *tmp = calloc((size_t)chunk, sizeof *tmp);
+    double to_flags[LAT_ROUNDS], to_records[LAT_ROUNDS];
+    for (int v = 0; v < LAT_VARIANTS; v++)
+        all[v] = calloc((size_t)(chunk * LAT_ROUNDS), sizeof **all);
+    for (int round = 0; round < LAT_ROUNDS; round++) {
+        double p50[LAT_VARIANTS];
+        for (int v = 0; v < LAT_VARIANTS; v++) {
+            uint64_t *at = all[v] + (size_t)(chunk * round);
+            run_pingpong(fns[v], chunk, at);
+            memcpy(tmp, at, (size_t)chunk * sizeof *tmp);
+            p50[v] = latency_of(tmp, chunk).p50;
+        }
+        to_flags[round] = p50[0] / p50[2];
+        to_records[round] = p50[0] / p50[3];
+    }
+    for (int v = 0; v < LAT_VARIANTS; v++) {
+        out[v] = latency_of(all[v], chunk * LAT_ROUNDS);
+        free(all[v]);
+    }
+    ratio[0] = median_ratio(to_flags);
+    ratio[1] = median_ratio(to_records);
+    free(tmp);
 }
 
 /* ---- hardware counters ------------------------------------------------------------- */
@@ -1231,7 +1345,8 @@ static int parse_args(config *cfg, int argc, char **argv) {
 
 int main(int argc, char **argv) {
     config cfg;
-    latency lat[3];
+    latency lat[LAT_VARIANTS];
+    double lat_ratio[2] = { 0, 0 };
     uint64_t bad = 0;
     int runs = 0, total;
     if (parse_args(&cfg, argc, argv) != 0) return 2;
@@ -1260,19 +1375,22 @@ int main(int argc, char **argv) {
     int with_latency = selected_name("latency");
     if (with_latency) {
         fprintf(stderr, "\rbench: latency...        ");
-        lat[0] = measure_latency(latency_shared, cfg.latency_iters);
-        lat[1] = measure_latency(latency_pipe, cfg.latency_iters);
-        lat[2] = measure_latency(latency_limit, cfg.latency_iters);
+        measure_latencies(cfg.latency_iters, lat, lat_ratio);
     }
     fprintf(stderr, "\rbench: done                \n");
 
     if (cfg.json) {
-        static const char *names[] = { "latency-shared", "latency-pipe", "latency-limit" };
+        static const char *names[] = { "latency-shared", "latency-pipe", "latency-limit",
+                                       "latency-record" };
         print_json(&cfg);
-        for (int i = 0; i < 3 && with_latency; i++)
+        for (int i = 0; i < LAT_VARIANTS && with_latency; i++)
             printf("{\"variant\": \"%s\", \"size\": %d, \"one_way_ns_p50\": %.0f, "
                    "\"one_way_ns_p99\": %.0f, \"iterations\": %ld}\n",
                    names[i], PING_SIZE, lat[i].p50, lat[i].p99, cfg.latency_iters);
+        if (with_latency)
+            printf("{\"variant\": \"latency-ratio\", \"shared_over_limit_p50\": %.3f, "
+                   "\"shared_over_record_p50\": %.3f, \"rounds\": %d}\n",
+                   lat_ratio[0], lat_ratio[1], LAT_ROUNDS);
     } else {
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);
         printf("shared_ring.h %s benchmark: %ld CPUs, ring %zu bytes, %d reps of %.2f s, "
@@ -1291,7 +1409,11 @@ int main(int argc, char **argv) {
             printf("| shared (two rings) | %.0f | %.0f |\n", lat[0].p50, lat[0].p99);
             printf("| pipe (two pipes) | %.0f | %.0f |\n", lat[1].p50, lat[1].p99);
             printf("| limit (two flags) | %.0f | %.0f |\n", lat[2].p50, lat[2].p99);
-            printf("\nshared ÷ limit one-way p50: %.2f×\n", lat[0].p50 / lat[2].p50);
+            printf("| hand-written record ring (%u-byte records) | %.0f | %.0f |\n", RECORD_SIZE,
+                   lat[3].p50, lat[3].p99);
+            printf("\nOne-way p50, median of %d interleaved rounds: shared ÷ limit %.2f×, "
+                   "shared ÷ hand-written record ring %.2f×\n",
+                   LAT_ROUNDS, lat_ratio[0], lat_ratio[1]);
         }
         printf("\nInstructions per cycle: %s\n",
                have_hw_counters() ? "(counters present; not collected by this version)"
