@@ -35,8 +35,8 @@ void aeron_err_set(int errcode, const char *function, const char *filename, int 
                    const char *format, ...);
 void aeron_err_set(int errcode, const char *function, const char *filename, int line_number,
                    const char *format, ...) {
-    fprintf(stderr, "aeron error %d in %s (%s:%d): %s\n", errcode, function, filename,
-            line_number, format);
+    fprintf(stderr, "aeron error %d in %s (%s:%d): %s\n", errcode, function, filename, line_number,
+            format);
 }
 
 #define RING (8u << 20)
@@ -115,7 +115,8 @@ static void *producer(void *arg) {
         memset(src[i], 'x', r->size);
         src[i][0] = src[i][r->size - 1] = mark(i);
     }
-    if (r->variant == V_SHARED) shared_ring_attach_producer(&p, r->mem, shared_ring_region_size(RING), NULL);
+    if (r->variant == V_SHARED)
+        shared_ring_attach_producer(&p, r->mem, shared_ring_region_size(RING), NULL);
     barrier(r);
     double deadline = now_s() + r->seconds;
     for (;; n++) {
@@ -143,7 +144,8 @@ static void consume(run *r) {
     checker k = { malloc(r->size), r->size, 0, 0, 0 };
     shared_ring_consumer c;
     pin(1);
-    if (r->variant == V_SHARED) shared_ring_attach_consumer(&c, r->mem, shared_ring_region_size(RING), NULL);
+    if (r->variant == V_SHARED)
+        shared_ring_attach_consumer(&c, r->mem, shared_ring_region_size(RING), NULL);
     barrier(r);
     r->t0 = now_s();
     if (r->variant == V_SHARED) {
@@ -212,11 +214,13 @@ static void send_one(pingpong *pp, shared_ring_producer *p, int ring, unsigned c
     if (pp->variant == V_SHARED)
         shared_ring_write_bytes(p, msg, PING, SHARED_RING_FOREVER);
     else
-        while (aeron_spsc_rb_write(&pp->rb[ring], 1, msg, PING) != AERON_RB_SUCCESS) __builtin_ia32_pause();
+        while (aeron_spsc_rb_write(&pp->rb[ring], 1, msg, PING) != AERON_RB_SUCCESS)
+            __builtin_ia32_pause();
 }
 
 static int receive_one(pingpong *pp, shared_ring_consumer *c, int ring, unsigned char *msg) {
-    if (pp->variant == V_SHARED) return shared_ring_read(c, copy_shared, msg, SHARED_RING_FOREVER) > 0;
+    if (pp->variant == V_SHARED)
+        return shared_ring_read(c, copy_shared, msg, SHARED_RING_FOREVER) > 0;
     while (aeron_spsc_rb_read(&pp->rb[ring], copy_aeron, msg, 1) == 0) __builtin_ia32_pause();
     return 1;
 }
@@ -244,7 +248,8 @@ static int cmp_double(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-static void latency(int variant, long iters, double *p50, double *p99) {
+/* iters round trips of `variant`; one-way times stored at out[0..iters). */
+static void latency(int variant, long iters, double *out) {
     pingpong pp;
     pthread_t t;
     shared_ring_producer p;
@@ -254,13 +259,14 @@ static void latency(int variant, long iters, double *p50, double *p99) {
     memset(&pp, 0, sizeof pp);
     pp.variant = variant;
     pp.iters = iters;
-    pp.rtt = malloc((size_t)iters * sizeof *pp.rtt);
+    pp.rtt = out;
     for (int i = 0; i < 2; i++) {
         pp.mem[i] = aligned_alloc(4096, bytes);
         memset(pp.mem[i], 0, bytes);
         if (variant == V_SHARED)
             shared_ring_format(pp.mem[i], bytes, 1u << 16, 0);
-        else if (aeron_spsc_rb_init(&pp.rb[i], pp.mem[i], (1u << 16) + AERON_RB_TRAILER_LENGTH) != 0)
+        else if (aeron_spsc_rb_init(&pp.rb[i], pp.mem[i], (1u << 16) + AERON_RB_TRAILER_LENGTH) !=
+                 0)
             exit(1);
     }
     if (variant == V_SHARED) {
@@ -277,10 +283,6 @@ static void latency(int variant, long iters, double *p50, double *p99) {
         pp.rtt[i] = (now_s() - t0) * 1e9 / 2; /* one way */
     }
     pthread_join(t, NULL);
-    qsort(pp.rtt, (size_t)iters, sizeof *pp.rtt, cmp_double);
-    *p50 = pp.rtt[iters / 2];
-    *p99 = pp.rtt[iters * 99 / 100];
-    free(pp.rtt);
     free(pp.mem[0]);
     free(pp.mem[1]);
 }
@@ -288,6 +290,36 @@ static void latency(int variant, long iters, double *p50, double *p99) {
 static double median(double *v, int n) {
     qsort(v, (size_t)n, sizeof *v, cmp_double);
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* Cross-core latency on a shared virtual machine changes 2-6x from one
+   second to the next: the two ping-pongs take turns in LAT_ROUNDS rounds,
+   so both see the same phases; the ratio is the median of the rounds'. */
+#define LAT_ROUNDS 10
+#define LAT_CHUNK 20000
+static void print_latency(void) {
+    static double all[2][LAT_ROUNDS * LAT_CHUNK];
+    double ratio[LAT_ROUNDS], tmp[LAT_CHUNK];
+    for (int round = 0; round < LAT_ROUNDS; round++) {
+        double p50[2];
+        for (int k = 0; k < 2; k++) {
+            double *at = all[k] + round * LAT_CHUNK;
+            latency(k == 0 ? V_SHARED : V_WRITE, LAT_CHUNK, at);
+            memcpy(tmp, at, sizeof tmp);
+            p50[k] = median(tmp, LAT_CHUNK);
+        }
+        ratio[round] = p50[0] / p50[1];
+    }
+    printf("\nOne-way latency, 64-byte ping-pong, ns (%d interleaved rounds)\n\n"
+           "| variant | p50 | p99 |\n|---|---:|---:|\n",
+           LAT_ROUNDS);
+    for (int k = 0; k < 2; k++) {
+        qsort(all[k], LAT_ROUNDS * LAT_CHUNK, sizeof all[k][0], cmp_double);
+        printf("| %s | %.0f | %.0f |\n", k == 0 ? "shared" : "aeron",
+               all[k][LAT_ROUNDS * LAT_CHUNK / 2], all[k][LAT_ROUNDS * LAT_CHUNK * 99 / 100]);
+    }
+    printf("\nshared ÷ aeron one-way p50: %.2f× (median of the rounds)\n",
+           median(ratio, LAT_ROUNDS));
 }
 
 int main(int argc, char **argv) {
@@ -330,12 +362,7 @@ int main(int argc, char **argv) {
         }
         printf("\n");
     }
-    printf("\nOne-way latency, 64-byte ping-pong, ns\n\n| variant | p50 | p99 |\n|---|---:|---:|\n");
-    for (int v = V_SHARED; v <= V_WRITE; v += 2) {
-        double p50, p99;
-        latency(v, 200000, &p50, &p99);
-        printf("| %s | %.0f | %.0f |\n", v == V_SHARED ? "shared" : "aeron", p50, p99);
-    }
+    print_latency();
     free(mem);
     return 0;
 }
