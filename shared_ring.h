@@ -163,7 +163,8 @@
 
    Trailing. A consumer right behind a fast producer reads each cache line
    while the producer still writes it, and lines cross between the cores
-   again and again (at 64 B that cost 5x in throughput). So when 16 waits
+   again and again (at 64 B, trailing gave 4-5x the throughput in make
+   bench). So when 16 waits
    in a row each ended within trail_ns (default 2 us: a dense stream),
    shared_ring_read lets the producer run ahead: it holds off up to
    trail_ns, or until 64 KiB more are published, then reads the batch. A
