@@ -344,7 +344,8 @@
           checked OS waits (stats.wait_failures); "Returns:" lists; ring
           id, identities, ERR_BUSY, PEER_GONE, NOT_FORMATTED, prepare,
           detach, wait_any, arm, owners_of, SHARED_RING_SHM helpers;
-          recheck_ns and stats.late_wakes (a bound on one sleep).
+          recheck_ns and stats.late_wakes (a bound on one sleep);
+          trailing a dense stream (trail_ns, stats.trails).
    0.1.0  first release: layout version 1. See CHANGELOG.md.
 */
 

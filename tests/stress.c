@@ -369,9 +369,11 @@ static void check_run(const run *r) {
     CHECK_EQ(r->seen.delivered, messages);
     CHECK_EQ(r->seen.bad, 0);
     if (strict != NULL && strcmp(strict, "1") == 0) CHECK_EQ(late_wakes(r), 0);
-    printf("  %-40s %llu messages, %llu bad, %llu late wake-ups\n", harness_current,
+    /* trails: how often blocking reads began trailing the producer (their
+       bounded reads are checked like every other delivery) */
+    printf("  %-40s %llu messages, %llu bad, %llu late wake-ups, %llu trails\n", harness_current,
            (unsigned long long)r->seen.delivered, (unsigned long long)r->seen.bad,
-           (unsigned long long)late_wakes(r));
+           (unsigned long long)late_wakes(r), (unsigned long long)r->consumer.s.stats.trails);
 }
 
 static void between_threads(mode how) {
