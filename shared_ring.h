@@ -490,7 +490,7 @@ typedef struct shared_ring_side {
     uint32_t magic; /* which side this handle is, once attached */
     uint32_t spin_ns;
     uint32_t recheck_ns;
-    uint32_t round_ns; /* what a spin round costs, as last measured */
+    uint32_t round_ns;  /* what a spin round costs, as last measured */
     uint32_t broken;    /* 1 once corruption was seen: sticky */
     uint32_t fenceless; /* 1: peers sleep behind membarrier, we don't fence */
     uint32_t open;      /* the side's magic while calls may go ahead (attached,
@@ -2865,8 +2865,7 @@ static int srng_data_ready(void *ctx, int thorough) {
    to stop, or up to `end` if not 0), finding each from its own header;
    count them and the bytes per batch, not per message. Returns the count
    or ERR_CORRUPT. */
-static int srng_deliver(shared_ring_consumer *c, shared_ring_read_fn fn, void *user,
-                        uint64_t end) {
+static int srng_deliver(shared_ring_consumer *c, shared_ring_read_fn fn, void *user, uint64_t end) {
     /* The checks of srng_record_at, written out for the loop: the offset
        and the room left (`left`) advance with each record, so that one
        comparison per message stands for "ends within one capacity of
@@ -2964,7 +2963,7 @@ static void srng_release_to(shared_ring_consumer *c, uint64_t pos) {
    An `end` that cuts even the first record (a hostile write_pos) is
    dropped: a read that found a message never returns EMPTY for it. */
 SRNG_INLINE int srng_read_upto(shared_ring_consumer *c, shared_ring_read_fn fn, void *user,
-                          uint64_t end) {
+                               uint64_t end) {
     int r = srng_deliver(c, fn, user, end);
     if (r == 0 && end != 0) r = srng_deliver(c, fn, user, 0);
     if (r == 0) {

@@ -1340,7 +1340,8 @@ TEST(a_hold_off_ends_early_when_the_producer_is_far_ahead_and_keeps_trailing) {
     setup_trailing_three(4000000000u); /* 4 s: only "far ahead" ends it early */
     cons.trial_gap = 64;
     /* a quarter of this ring (1 KiB) published past the reader */
-    for (int i = 0; i < 70; i++) CHECK_EQ(shared_ring_write_bytes(&prod, "x", 1, 0), SHARED_RING_OK);
+    for (int i = 0; i < 70; i++)
+        CHECK_EQ(shared_ring_write_bytes(&prod, "x", 1, 0), SHARED_RING_OK);
     start = test_now_ns();
     CHECK_EQ(shared_ring_read(&cons, record_message, &s, SHARED_RING_FOREVER), 73);
     CHECK(test_now_ns() - start < 2000000000u);
