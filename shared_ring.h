@@ -164,15 +164,14 @@
    Trailing. A consumer right behind a fast producer reads each cache line
    while the producer still writes it, and lines cross between the cores
    again and again (at 64 B, trailing gave 4-5x the throughput in make
-   bench). So when 16 waits
-   in a row each ended within trail_ns (default 2 us: a dense stream),
-   shared_ring_read lets the producer run ahead: it holds off up to
-   trail_ns, or until 64 KiB more are published, then reads the batch. A
-   hold-off that finds fewer than 16 messages ends it at once, and the next
-   trial takes twice as many quick waits (up to 4096), so a request/reply
-   pair almost never pays it. The price: in a dense stream a message may
-   wait up to trail_ns longer. trail_ns = 0 turns it off; read_some, peek
-   and wait never hold off; stats.trails counts the trials.
+   bench). So when 16 waits in a row each ended within trail_ns (default
+   2 us: a dense stream), shared_ring_read lets the producer run ahead: it
+   holds off up to trail_ns, or until 64 KiB more are published, then reads
+   the batch. A hold-off that finds fewer than 16 messages ends it at once,
+   and the next trial takes twice as many quick waits (up to 4096), so a
+   request/reply pair almost never pays it. The price: in a dense stream a
+   message may wait up to trail_ns longer. trail_ns = 0 turns it off;
+   read_some, peek and wait never hold off; stats.trails counts the trials.
 
    Waiting. A side that must wait spins for spin_ns nanoseconds (default
    50 us; time, not a count, because a pause instruction costs 10x more on
