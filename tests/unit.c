@@ -1194,6 +1194,25 @@ TEST(wait_shorter_than_the_spin_budget_never_sleeps) {
     CHECK(st.wait_ns >= 5000000);
 }
 
+TEST(a_wait_that_spinning_ends_counts_the_time_it_spun) {
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
+    shared_ring_stats st = { 0 };
+    pthread_t t;
+    uint64_t start, took;
+    o.spin_ns = 4000000000u; /* 4 s: the 30 ms wait ends while spinning */
+    setup_opt(1024, 0, &o);
+    start = test_now_ns();
+    pthread_create(&t, NULL, write_later, NULL);
+    CHECK_EQ(shared_ring_wait(&cons, 10000000000ULL), SHARED_RING_OK);
+    took = test_now_ns() - start;
+    pthread_join(t, NULL);
+    shared_ring_consumer_stats(&cons, &st);
+    CHECK_EQ(st.sleeps, 0);
+    /* no clock read at the end: the last rounds are estimated, so the
+       count is within a few microseconds of the real time */
+    CHECK(st.wait_ns >= 25000000 && st.wait_ns <= took + 1000000);
+}
+
 TEST(zero_spin_sleeps_at_once) {
     shared_ring_stats st = { 0 };
     setup_with_timing_hooks(0);
@@ -2205,6 +2224,7 @@ int main(void) {
     RUN(forever_wait_looks_again_within_recheck_ns_when_no_wake_up_comes);
     RUN(a_wake_up_that_comes_is_not_counted_late);
     RUN(recheck_ns_cuts_a_long_sleep_into_shorter_ones);
+    RUN(a_wait_that_spinning_ends_counts_the_time_it_spun);
     RUN(zero_spin_sleeps_at_once);
     RUN(reads_begin_trailing_after_16_waits_in_a_row_shorter_than_trail_ns);
     RUN(a_stream_sparser_than_trail_ns_never_trails);
