@@ -3083,7 +3083,10 @@ SHARED_RING_API int shared_ring_read(shared_ring_consumer *c, shared_ring_read_f
     waits = c->s.stats.waits;
     wait_ns = c->s.stats.wait_ns;
     r = shared_ring_wait(c, timeout_ns);
-    if (r != SHARED_RING_OK) return r;
+    if (r != SHARED_RING_OK) {
+        c->quick_waits = 0; /* a wait that found nothing ends a run of quick ones */
+        return r;
+    }
     srng_note_wait(c, waits, wait_ns);
     if (c->trailing && timeout_ns != 0) return srng_read_trailing(c, fn, user, timeout_ns);
     return srng_read_upto(c, fn, user, 0);

@@ -1228,16 +1228,18 @@ TEST(zero_spin_sleeps_at_once) {
 
 typedef struct paced_writer {
     int count;
-    long gap_ns; /* between messages */
+    long gap_ns;     /* between messages */
+    int pause_after; /* messages before one longer pause (0: none) */
+    long pause_ns;
 } paced_writer;
 
 /* Writes count one-byte messages 'a', 'b', ... gap_ns apart. */
 static void *write_paced(void *arg) {
     paced_writer *w = (paced_writer *)arg;
-    struct timespec d = { 0, w->gap_ns };
+    struct timespec d = { 0, w->gap_ns }, pause = { 0, w->pause_ns };
     for (int i = 0; i < w->count; i++) {
         char m = (char)('a' + i % 26);
-        nanosleep(&d, NULL);
+        nanosleep(i == w->pause_after && i != 0 ? &pause : &d, NULL);
         CHECK_EQ(shared_ring_write_bytes(&prod, &m, 1, SHARED_RING_FOREVER), SHARED_RING_OK);
     }
     return NULL;
@@ -1267,7 +1269,7 @@ static int in_order(const seen *s, int total) {
 
 TEST(reads_begin_trailing_after_16_waits_in_a_row_shorter_than_trail_ns) {
     shared_ring_options o = SHARED_RING_OPTIONS_INIT;
-    paced_writer w = { 40, 1000000 }; /* 1 ms apart: every wait is "quick" */
+    paced_writer w = { 40, 1000000, 0, 0 }; /* 1 ms apart: every wait is "quick" */
     pthread_t t;
     seen s;
     uint64_t early = 99;
@@ -1282,7 +1284,7 @@ TEST(reads_begin_trailing_after_16_waits_in_a_row_shorter_than_trail_ns) {
 
 TEST(a_stream_sparser_than_trail_ns_never_trails) {
     shared_ring_options o = SHARED_RING_OPTIONS_INIT;
-    paced_writer w = { 24, 5000000 }; /* 5 ms apart */
+    paced_writer w = { 24, 5000000, 0, 0 }; /* 5 ms apart */
     pthread_t t;
     seen s;
     uint64_t early = 99;
@@ -1296,7 +1298,7 @@ TEST(a_stream_sparser_than_trail_ns_never_trails) {
 
 TEST(trail_ns_zero_never_trails) {
     shared_ring_options o = SHARED_RING_OPTIONS_INIT;
-    paced_writer w = { 40, 1000000 };
+    paced_writer w = { 40, 1000000, 0, 0 };
     pthread_t t;
     seen s;
     uint64_t early = 99;
@@ -1306,6 +1308,23 @@ TEST(trail_ns_zero_never_trails) {
     CHECK_EQ(read_paced(&s, 40, 0, &early), 0);
     pthread_join(t, NULL);
     CHECK(in_order(&s, 40));
+}
+
+TEST(a_read_that_times_out_ends_a_run_of_quick_waits) {
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
+    paced_writer w = { 20, 1000000, 10, 200000000 }; /* 10, a 200 ms pause, 10 */
+    shared_ring_stats st = { 0 };
+    pthread_t t;
+    seen s = { 0 };
+    o.trail_ns = 1000000000u; /* 1 s: every wait that finds a message is "quick" */
+    setup_opt(4096, 0, &o);
+    pthread_create(&t, NULL, write_paced, &w);
+    while (s.count < 10) CHECK(shared_ring_read(&cons, record_message, &s, 10000000000ULL) >= 1);
+    CHECK_EQ(shared_ring_read(&cons, record_message, &s, 20000000), SHARED_RING_TIMEOUT);
+    while (s.count < 20) CHECK(shared_ring_read(&cons, record_message, &s, 10000000000ULL) >= 1);
+    pthread_join(t, NULL);
+    shared_ring_consumer_stats(&cons, &st);
+    CHECK_EQ(st.trails, 0); /* at most 10 quick waits in a row on either side */
 }
 
 /* Three one-byte messages (16-byte records at 0, 16, 32), read while trailing. */
@@ -2229,6 +2248,7 @@ int main(void) {
     RUN(reads_begin_trailing_after_16_waits_in_a_row_shorter_than_trail_ns);
     RUN(a_stream_sparser_than_trail_ns_never_trails);
     RUN(trail_ns_zero_never_trails);
+    RUN(a_read_that_times_out_ends_a_run_of_quick_waits);
     RUN(a_trailing_read_stops_where_write_pos_was);
     RUN(a_write_pos_inside_the_first_record_does_not_stop_a_trailing_read);
     RUN(a_write_pos_beyond_a_capacity_does_not_bound_a_trailing_read);
