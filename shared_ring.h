@@ -144,11 +144,12 @@
    from ever reading as a header, and zeroed memory is never a message (a
    tag is never 0). So in steady flow the consumer touches only the record
    lines, which it must fetch for the payload anyway. The producer also
-   stores write_pos after each publish, in a block nobody reads in steady
-   flow: the consumer reads it only when it waits and finds no record, to
-   tell "empty" from "corrupt" (write_pos beyond a position without a
-   record), and a restarted producer walks the published records from it to
-   the real end. The consumer releases space by storing read_pos once per
+   stores write_pos after each publish, in a block of its own: the consumer
+   reads it when it waits and finds no record, to tell "empty" from
+   "corrupt" (write_pos beyond a position without a record), and a few
+   times per batch while it trails a dense stream (see Trailing); a
+   restarted producer walks the published records from it to the real
+   end. The consumer releases space by storing read_pos once per
    read_some batch; the producer re-reads it only when its cached view of
    the free space runs out.
 
