@@ -1245,69 +1245,49 @@ static void *write_paced(void *arg) {
     return NULL;
 }
 
-/* Read `total` messages with shared_ring_read into s; returns the trials
-   counted after the first `early` reads (in *early_trails) and at the end. */
-static uint64_t read_paced(seen *s, int total, int early, uint64_t *early_trails) {
+/* With option trail_ns, read everything w writes with shared_ring_read, one
+   call at a time, and check it came in order. Returns the trials of
+   trailing counted in all; *early_trails gets those after `early` reads. */
+static uint64_t trials_reading_paced(uint32_t trail_ns, paced_writer w, int early,
+                                     uint64_t *early_trails) {
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
     shared_ring_stats st = { 0 };
-    memset(s, 0, sizeof *s);
-    for (int reads = 0; s->count < total; reads++) {
+    pthread_t t;
+    seen s;
+    o.trail_ns = trail_ns;
+    setup_opt(4096, 0, &o);
+    memset(&s, 0, sizeof s);
+    pthread_create(&t, NULL, write_paced, &w);
+    for (int reads = 0; s.count < w.count; reads++) {
         if (reads == early) {
             shared_ring_consumer_stats(&cons, &st);
             *early_trails = st.trails;
         }
-        CHECK(shared_ring_read(&cons, record_message, s, 10000000000ULL) >= 1);
+        CHECK(shared_ring_read(&cons, record_message, &s, 10000000000ULL) >= 1);
     }
+    pthread_join(t, NULL);
+    for (int i = 0; i < w.count; i++) CHECK(s.lens[i] == 1 && s.text[i] == (char)('a' + i % 26));
     shared_ring_consumer_stats(&cons, &st);
     return st.trails;
 }
 
-static int in_order(const seen *s, int total) {
-    for (int i = 0; i < total; i++)
-        if (s->lens[i] != 1 || s->text[i] != (char)('a' + i % 26)) return 0;
-    return 1;
-}
-
 TEST(reads_begin_trailing_after_16_waits_in_a_row_shorter_than_trail_ns) {
-    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
     paced_writer w = { 40, 1000000, 0, 0 }; /* 1 ms apart: every wait is "quick" */
-    pthread_t t;
-    seen s;
     uint64_t early = 99;
-    o.trail_ns = 200000000; /* 200 ms */
-    setup_opt(4096, 0, &o);
-    pthread_create(&t, NULL, write_paced, &w);
-    CHECK_EQ(read_paced(&s, 40, 15, &early), 1);
-    pthread_join(t, NULL);
+    CHECK_EQ(trials_reading_paced(200000000, w, 15, &early), 1); /* 200 ms */
     CHECK_EQ(early, 0); /* 15 reads make at most 15 quick waits */
-    CHECK(in_order(&s, 40));
 }
 
 TEST(a_stream_sparser_than_trail_ns_never_trails) {
-    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
     paced_writer w = { 24, 5000000, 0, 0 }; /* 5 ms apart */
-    pthread_t t;
-    seen s;
     uint64_t early = 99;
-    o.trail_ns = 1000000; /* 1 ms */
-    setup_opt(4096, 0, &o);
-    pthread_create(&t, NULL, write_paced, &w);
-    CHECK_EQ(read_paced(&s, 24, 0, &early), 0);
-    pthread_join(t, NULL);
-    CHECK(in_order(&s, 24));
+    CHECK_EQ(trials_reading_paced(1000000, w, 0, &early), 0); /* 1 ms */
 }
 
 TEST(trail_ns_zero_never_trails) {
-    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
     paced_writer w = { 40, 1000000, 0, 0 };
-    pthread_t t;
-    seen s;
     uint64_t early = 99;
-    o.trail_ns = 0;
-    setup_opt(4096, 0, &o);
-    pthread_create(&t, NULL, write_paced, &w);
-    CHECK_EQ(read_paced(&s, 40, 0, &early), 0);
-    pthread_join(t, NULL);
-    CHECK(in_order(&s, 40));
+    CHECK_EQ(trials_reading_paced(0, w, 0, &early), 0);
 }
 
 TEST(a_read_that_times_out_ends_a_run_of_quick_waits) {
