@@ -932,7 +932,7 @@ static latency latency_of(uint64_t *v, long n) {
 }
 
 /* This machine's cross-core latency changes with where its virtual CPUs
-   run, 2x to 6x, from one second to the next. So the three ping-pongs take
+   run, 2x to 6x, from one second to the next. So the ping-pongs take
    turns, LAT_ROUNDS chunks each: every variant sees the same slow and fast
    phases. Percentiles are over all round trips of a variant; the ratio is
    the median of the per-round ratios of the p50s. */
