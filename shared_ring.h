@@ -2995,24 +2995,13 @@ SHARED_RING_API int shared_ring_wait(shared_ring_consumer *c, uint64_t timeout_n
 }
 
 /* ---- trailing a dense stream ----------------------------------------------
-   A consumer that keeps up with a fast producer reads each cache line while
-   the producer is still writing it, and lines cross between the cores again
-   and again: at 64 B the ring moved 10x fewer messages than the same copies
-   handed over 64 KiB at a time (make bench, "limit"), though each side
-   alone is as fast. A reader that comes back in large batches takes each
-   line once, after the producer is done with it. So when 16 waits in a row
-   ended within trail_ns (a dense stream), shared_ring_read holds off before
-   reading: until the producer has published SRNG_TRAIL_BYTES past it (a
-   quarter of a small ring), or trail_ns passed, then it reads up to where
-   write_pos was. write_pos is looked at sparingly (every 8th look at the
-   clock): the producer stores it per message, and each look costs it a
-   cache miss. A hold-off that ran out and found fewer than SRNG_TRAIL_MIN
-   messages says the stream is not dense after all: trailing stops, and the
-   next trial needs twice as many quick waits (up to 4096); one that found
-   enough resets that count. A request/response pair, where nothing more
-   comes until the reply, so pays one hold-off per 4096 reads at most, after
-   the first few. The price in a dense stream: a message waits up to
-   trail_ns longer (set it to 0 for none). */
+   What it does and why: section 4, "Trailing". How: shared_ring_read notes
+   how each wait went (srng_note_wait); while trailing it holds off
+   (srng_hold_off) and reads up to where write_pos was. write_pos is looked
+   at sparingly (every 8th look at the clock): the producer stores it per
+   message, and each look costs it a cache miss. A hold-off that found
+   enough messages resets the trial count, so that a rare hiccup in a dense
+   stream does not push the next trial out to 4096 quick waits. */
 
 /* A wait that ended within trail_ns counts toward a trial of trailing; a
    longer one (any, when trail_ns is 0) says the stream is sparse; none
@@ -3029,8 +3018,8 @@ static void srng_note_wait(shared_ring_consumer *c, uint64_t waits, uint64_t wai
     c->s.stats.trails++;
 }
 
-/* Spin until the producer has published SRNG_TRAIL_BYTES past peek_pos, or
-   `ns` passed. Returns where to stop reading (write_pos: every record before
+/* Spin until the producer has published SRNG_TRAIL_BYTES past peek_pos (a
+   quarter of the ring, if that is less), or `ns` passed. Returns where to stop reading (write_pos: every record before
    it is published), or 0 for no bound: write_pos comes from the region, and
    a value not past peek_pos or beyond a capacity from read_pos bounds
    nothing. *ahead says whether the producer got that far. */
