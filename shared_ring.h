@@ -431,6 +431,9 @@ typedef struct shared_ring_options {
     uint32_t trail_ns;        /* consumer: in a dense stream, shared_ring_read
                                  lets the producer get this far ahead (ns)
                                  before reading (0: never; see "Trailing") */
+    uint32_t spin_max_ns;     /* the spin may grow up to this long (ns) while
+                                 sleeps keep ending soon (at most spin_ns:
+                                 it never grows; see "Waiting") */
     shared_ring_wait_fn wait; /* both NULL: built-in OS waits */
     shared_ring_wake_fn wake;
     void *hook_user; /* passed to wait and wake */
@@ -448,6 +451,9 @@ typedef struct shared_ring_options {
 #ifndef SHARED_RING_DEFAULT_TRAIL_NS
 #define SHARED_RING_DEFAULT_TRAIL_NS 2000u
 #endif
+#ifndef SHARED_RING_DEFAULT_SPIN_MAX_NS
+#define SHARED_RING_DEFAULT_SPIN_MAX_NS 400000u
+#endif
 /* NULL in C, nullptr in C++ (where clang's -Wzero-as-null-pointer-constant
    flags NULL); used by SHARED_RING_OPTIONS_INIT. */
 #ifdef __cplusplus
@@ -458,8 +464,9 @@ typedef struct shared_ring_options {
 /* clang-format off */
 #define SHARED_RING_OPTIONS_INIT                                                               \
     { SHARED_RING_DEFAULT_SPIN_NS, 50u, SHARED_RING_DEFAULT_CORK_LIMIT,                        \
-      SHARED_RING_DEFAULT_RECHECK_NS, SHARED_RING_DEFAULT_TRAIL_NS, SHARED_RING_NULLPTR,       \
-      SHARED_RING_NULLPTR, SHARED_RING_NULLPTR }
+      SHARED_RING_DEFAULT_RECHECK_NS, SHARED_RING_DEFAULT_TRAIL_NS,                            \
+      SHARED_RING_DEFAULT_SPIN_MAX_NS, SHARED_RING_NULLPTR, SHARED_RING_NULLPTR,               \
+      SHARED_RING_NULLPTR }
 /* clang-format on */
 
 /* Per-side counters, kept in the handle (no shared writes). */
@@ -477,6 +484,8 @@ typedef struct shared_ring_stats {
                                come (expected 0) */
     uint64_t trails;        /* consumer: times it began trailing a dense
                                stream (see "Trailing") */
+    uint64_t spin_now_ns;   /* how long the next wait spins before it
+                               sleeps (between spin_ns and spin_max_ns) */
 } shared_ring_stats;
 
 /* What both handles have in common. Fields are private: read them through
@@ -491,6 +500,8 @@ typedef struct shared_ring_side {
     uint32_t spin_ns;
     uint32_t recheck_ns;
     uint32_t round_ns;  /* what a spin round costs, as last measured */
+    uint32_t spin_now;  /* the spin budget now: spin_ns..spin_max (ns) */
+    uint32_t spin_max;
     uint32_t broken;    /* 1 once corruption was seen: sticky */
     uint32_t fenceless; /* 1: peers sleep behind membarrier, we don't fence */
     uint32_t open;      /* the side's magic while calls may go ahead (attached,
@@ -1922,6 +1933,19 @@ static int srng_announce_sleep(srng_au32 *word, srng_au32 *peer_fenceless) {
     return SRNG_LOAD(peer_fenceless, relaxed) == 0u || srng_asymmetric_barrier();
 }
 
+/* Adaptive spinning, after a wait that slept: a sleep that still found what
+   it waited for within spin_max would have been saved by a longer spin, so
+   the next wait spins twice as long (the machine or the peer pauses, say,
+   for 100 us now and then); any other sleep (a long one, a timeout, the end
+   of the stream) halves the spin, so an idle side soon spins only spin_ns
+   again. Steady flow that never sleeps keeps what it learned. */
+static void srng_adapt_spin(shared_ring_side *s, int found, uint64_t waited_ns) {
+    uint64_t now = s->spin_now;
+    uint64_t next = found == 1 && waited_ns <= s->spin_max ? now * 2u : now / 2u;
+    if (next > s->spin_max) next = s->spin_max;
+    s->spin_now = SRNG_CAST(uint32_t, next > s->spin_ns ? next : s->spin_ns);
+}
+
 /* The one waiting loop both sides use: spin for spin_ns with the pause
    hint (time, not a count of pauses: a pause costs 10x more on some CPUs
    than on others), then announce in `word` and sleep. The announce /
@@ -1944,10 +1968,10 @@ static int srng_block(shared_ring_side *s, srng_au32 *word, srng_au32 *peer, srn
     }
     s->stats.waits++;
     start = SHARED_RING_NOW_NS();
-    if (s->spin_ns != 0) {
-        r = srng_spin(ready, ctx, start, s->spin_ns < timeout_ns ? s->spin_ns : timeout_ns,
+    if (s->spin_now != 0) {
+        r = srng_spin(ready, ctx, start, s->spin_now < timeout_ns ? s->spin_now : timeout_ns,
                       &s->round_ns, &elapsed);
-        if (r == 0 && s->spin_ns >= timeout_ns) r = SHARED_RING_TIMEOUT;
+        if (r == 0 && s->spin_now >= timeout_ns) r = SHARED_RING_TIMEOUT;
         if (r != 0) {
             s->stats.wait_ns += elapsed;
             return r;
@@ -2000,7 +2024,9 @@ static int srng_block(shared_ring_side *s, srng_au32 *word, srng_au32 *peer, srn
         elapsed = SHARED_RING_NOW_NS() - start;
     }
     SRNG_STORE(word, 0u, relaxed);
-    s->stats.wait_ns += SHARED_RING_NOW_NS() - start;
+    elapsed = SHARED_RING_NOW_NS() - start;
+    s->stats.wait_ns += elapsed;
+    srng_adapt_spin(s, r, elapsed);
     return r;
 }
 
@@ -2096,6 +2122,8 @@ static int srng_attach_side(shared_ring_side *s, void *region, size_t region_siz
     s->mask = g.capacity - 1u;
     s->max_message = g.max_message;
     s->spin_ns = opt->spin_ns;
+    s->spin_now = opt->spin_ns;
+    s->spin_max = opt->spin_max_ns > opt->spin_ns ? opt->spin_max_ns : opt->spin_ns;
     s->recheck_ns = opt->recheck_ns;
     s->wait = opt->wait;
     s->wake = opt->wake;
@@ -3408,7 +3436,10 @@ static int srng_query_gate(const shared_ring_side *s, uint32_t magic, void *out,
 
 static int srng_stats(const shared_ring_side *s, uint32_t magic, shared_ring_stats *out) {
     int r = srng_query_gate(s, magic, out, sizeof *out);
-    if (r == SHARED_RING_OK) *out = s->stats;
+    if (r == SHARED_RING_OK) {
+        *out = s->stats;
+        out->spin_now_ns = s->spin_now;
+    }
     return r;
 }
 

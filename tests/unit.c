@@ -260,6 +260,7 @@ TEST(attach_rejects_wait_hook_without_wake_hook) {
 TEST(default_options_equal_the_init_macro) {
     shared_ring_options a = SHARED_RING_OPTIONS_INIT, b = shared_ring_default_options();
     CHECK_EQ(a.spin_ns, b.spin_ns);
+    CHECK_EQ(a.spin_max_ns, b.spin_max_ns);
     CHECK_EQ(a.resume_percent, b.resume_percent);
     CHECK(b.wait == NULL && b.wake == NULL);
 }
@@ -1219,6 +1220,100 @@ TEST(zero_spin_sleeps_at_once) {
     CHECK_EQ(shared_ring_wait(&cons, 1000000), SHARED_RING_TIMEOUT);
     shared_ring_consumer_stats(&cons, &st);
     CHECK(st.sleeps >= 1);
+}
+
+/* ---- adaptive spinning -------------------------------------------------------
+   write_later publishes 30 ms after it starts: past a 10 ms spin, so the
+   wait sleeps and a wake-up ends it. */
+
+static uint64_t consumer_spin_now(void) {
+    shared_ring_stats st = { 0 };
+    CHECK_EQ(shared_ring_consumer_stats(&cons, &st), SHARED_RING_OK);
+    return st.spin_now_ns;
+}
+
+static void setup_adaptive(uint32_t spin_ns, uint32_t spin_max_ns) {
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
+    o.spin_ns = spin_ns;
+    o.spin_max_ns = spin_max_ns;
+    setup_opt(1024, 0, &o);
+}
+
+/* The wait sleeps, then finds the message written 30 ms after it began. */
+static void wait_for_a_message_written_after_30ms(void) {
+    pthread_t t;
+    pthread_create(&t, NULL, write_later, NULL);
+    CHECK_EQ(shared_ring_wait(&cons, 10000000000ULL), SHARED_RING_OK);
+    pthread_join(t, NULL);
+}
+
+TEST(the_spin_starts_at_spin_ns) {
+    setup_adaptive(10000000, 1000000000);
+    CHECK_EQ(consumer_spin_now(), 10000000);
+}
+
+TEST(a_sleep_that_finds_data_within_spin_max_doubles_the_spin) {
+    setup_adaptive(10000000, 1000000000); /* 10 ms, up to 1 s */
+    wait_for_a_message_written_after_30ms();
+    CHECK_EQ(consumer_spin_now(), 20000000);
+}
+
+TEST(a_sleep_longer_than_spin_max_leaves_the_spin_at_spin_ns) {
+    shared_ring_stats st = { 0 };
+    setup_adaptive(1000000, 10000000); /* 1 ms, up to 10 ms: 30 ms is too long */
+    wait_for_a_message_written_after_30ms();
+    CHECK_EQ(shared_ring_consumer_stats(&cons, &st), SHARED_RING_OK);
+    CHECK(st.sleeps >= 1);
+    CHECK_EQ(st.spin_now_ns, 1000000);
+}
+
+TEST(a_wait_that_times_out_halves_the_spin_down_to_spin_ns) {
+    setup_adaptive(10000000, 1000000000);
+    wait_for_a_message_written_after_30ms();
+    CHECK_EQ(consumer_spin_now(), 20000000);
+    CHECK_EQ(shared_ring_read(&cons, record_message, &(seen){ 0 }, 0), 1);
+    CHECK_EQ(shared_ring_wait(&cons, 40000000), SHARED_RING_TIMEOUT);
+    CHECK_EQ(consumer_spin_now(), 10000000);
+    CHECK_EQ(shared_ring_wait(&cons, 40000000), SHARED_RING_TIMEOUT);
+    CHECK_EQ(consumer_spin_now(), 10000000);
+}
+
+TEST(the_spin_grows_no_further_than_spin_max) {
+    setup_adaptive(1000000, 45000000); /* 1 ms, up to 45 ms */
+    cons.s.spin_now = 24000000;        /* private: as if it had grown to 24 ms */
+    wait_for_a_message_written_after_30ms();
+    CHECK_EQ(consumer_spin_now(), 45000000);
+}
+
+TEST(a_spin_max_below_spin_ns_keeps_the_spin_fixed) {
+    setup_adaptive(10000000, 1000); /* 10 ms, "up to" 1 us */
+    wait_for_a_message_written_after_30ms();
+    CHECK_EQ(consumer_spin_now(), 10000000);
+}
+
+TEST(a_wait_that_spinning_ends_keeps_the_spin) {
+    setup_adaptive(100000000, 1000000000); /* 100 ms: the 30 ms wait ends spinning */
+    cons.s.spin_now = 200000000;          /* private: as if it had grown to 200 ms */
+    wait_for_a_message_written_after_30ms();
+    CHECK_EQ(consumer_spin_now(), 200000000);
+}
+
+TEST(a_blocked_producer_that_sleeps_briefly_doubles_its_spin) {
+    pthread_t t;
+    int total = 0, i;
+    char buf[56] = { 0 };
+    shared_ring_stats st = { 0 };
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
+    o.spin_ns = 10000000; /* 10 ms, up to 1 s; the consumer drains after 30 ms */
+    o.spin_max_ns = 1000000000;
+    setup_opt(256, 0, &o);
+    pthread_create(&t, NULL, drain_later, &total);
+    for (i = 0; i < 8; i++)
+        CHECK_EQ(shared_ring_write_bytes(&prod, buf, sizeof buf, 10000000000ULL), SHARED_RING_OK);
+    pthread_join(t, NULL);
+    CHECK_EQ(shared_ring_producer_stats(&prod, &st), SHARED_RING_OK);
+    CHECK(st.sleeps >= 1);
+    CHECK_EQ(st.spin_now_ns, 20000000);
 }
 
 /* ---- trailing a dense stream ----------------------------------------------
@@ -2225,6 +2320,14 @@ int main(void) {
     RUN(recheck_ns_cuts_a_long_sleep_into_shorter_ones);
     RUN(a_wait_that_spinning_ends_counts_the_time_it_spun);
     RUN(zero_spin_sleeps_at_once);
+    RUN(the_spin_starts_at_spin_ns);
+    RUN(a_sleep_that_finds_data_within_spin_max_doubles_the_spin);
+    RUN(a_sleep_longer_than_spin_max_leaves_the_spin_at_spin_ns);
+    RUN(a_wait_that_times_out_halves_the_spin_down_to_spin_ns);
+    RUN(the_spin_grows_no_further_than_spin_max);
+    RUN(a_spin_max_below_spin_ns_keeps_the_spin_fixed);
+    RUN(a_wait_that_spinning_ends_keeps_the_spin);
+    RUN(a_blocked_producer_that_sleeps_briefly_doubles_its_spin);
     RUN(reads_begin_trailing_after_16_waits_in_a_row_shorter_than_trail_ns);
     RUN(a_stream_sparser_than_trail_ns_never_trails);
     RUN(trail_ns_zero_never_trails);
