@@ -1933,15 +1933,16 @@ static int srng_announce_sleep(srng_au32 *word, srng_au32 *peer_fenceless) {
     return SRNG_LOAD(peer_fenceless, relaxed) == 0u || srng_asymmetric_barrier();
 }
 
-/* Adaptive spinning, after a wait that slept: a sleep that still found what
-   it waited for within spin_max would have been saved by a longer spin, so
-   the next wait spins twice as long (the machine or the peer pauses, say,
-   for 100 us now and then); any other sleep (a long one, a timeout, the end
-   of the stream) halves the spin, so an idle side soon spins only spin_ns
-   again. Steady flow that never sleeps keeps what it learned. */
+/* Adaptive spinning, after a wait that slept. If a spin twice as long
+   would have found what it waited for, the next wait spins twice as long
+   (up to spin_max): the peer or the machine pauses now and then for a
+   little longer than the spin. Any other sleep (a longer one, a timeout,
+   the end of the stream) halves it (down to spin_ns), so an idle side, or
+   a sparse stream with steady gaps, goes on sleeping after spin_ns. Waits
+   that spinning ends keep what was learned. */
 static void srng_adapt_spin(shared_ring_side *s, int found, uint64_t waited_ns) {
     uint64_t now = s->spin_now;
-    uint64_t next = found == 1 && waited_ns <= s->spin_max ? now * 2u : now / 2u;
+    uint64_t next = found == 1 && waited_ns <= 2u * now ? 2u * now : now / 2u;
     if (next > s->spin_max) next = s->spin_max;
     s->spin_now = SRNG_CAST(uint32_t, next > s->spin_ns ? next : s->spin_ns);
 }
@@ -2123,7 +2124,7 @@ static int srng_attach_side(shared_ring_side *s, void *region, size_t region_siz
     s->max_message = g.max_message;
     s->spin_ns = opt->spin_ns;
     s->spin_now = opt->spin_ns;
-    s->spin_max = opt->spin_max_ns > opt->spin_ns ? opt->spin_max_ns : opt->spin_ns;
+    s->spin_max = opt->spin_max_ns; /* below spin_ns: the spin stays at spin_ns */
     s->recheck_ns = opt->recheck_ns;
     s->wait = opt->wait;
     s->wake = opt->wake;
