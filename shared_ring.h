@@ -184,6 +184,17 @@
    publishing, the other side reads that word: only when it is 1 does it
    make a wake-up system call. Steady flow makes no system calls.
 
+   The spin adapts. When a sleep ends with data within twice the spin (a
+   longer spin would have saved it: the peer or the machine paused a little
+   longer than the spin), the next wait spins twice as long, up to
+   spin_max_ns (default 400 us); any other sleep halves it, down to
+   spin_ns. So steady flow with rare pauses stops sleeping, while an idle
+   side, or a sparse stream with steady gaps, still sleeps after spin_ns.
+   The price: a stream whose gaps wander within a factor of two of the
+   spin may keep a CPU spinning up to spin_max_ns per wait. spin_max_ns at
+   or below spin_ns keeps the spin fixed; stats.spin_now_ns shows it.
+   shared_ring_wait_any spins its first ring's spin_ns, fixed.
+
    Mixed builds. The two sides may be built differently (one with
    SHARED_RING_NO_OS_WAIT, one with wait hooks, one default). Each records
    in its wait_mode word how it sleeps and which wake-up calls it makes; a
@@ -345,7 +356,8 @@
           id, identities, ERR_BUSY, PEER_GONE, NOT_FORMATTED, prepare,
           detach, wait_any, arm, owners_of, SHARED_RING_SHM helpers;
           recheck_ns and stats.late_wakes (a bound on one sleep);
-          trailing a dense stream (trail_ns, stats.trails).
+          trailing a dense stream (trail_ns, stats.trails); adaptive
+          spinning (spin_max_ns, stats.spin_now_ns).
    0.1.0  first release: layout version 1. See CHANGELOG.md.
 */
 
@@ -499,8 +511,8 @@ typedef struct shared_ring_side {
     uint32_t magic; /* which side this handle is, once attached */
     uint32_t spin_ns;
     uint32_t recheck_ns;
-    uint32_t round_ns;  /* what a spin round costs, as last measured */
-    uint32_t spin_now;  /* the spin budget now: spin_ns..spin_max (ns) */
+    uint32_t round_ns; /* what a spin round costs, as last measured */
+    uint32_t spin_now; /* the spin budget now: spin_ns..spin_max (ns) */
     uint32_t spin_max;
     uint32_t broken;    /* 1 once corruption was seen: sticky */
     uint32_t fenceless; /* 1: peers sleep behind membarrier, we don't fence */

@@ -1294,7 +1294,7 @@ TEST(a_spin_max_below_spin_ns_keeps_the_spin_fixed) {
 
 TEST(a_wait_that_spinning_ends_keeps_the_spin) {
     setup_adaptive(100000000, 1000000000); /* 100 ms: the 30 ms wait ends spinning */
-    cons.s.spin_now = 200000000;          /* private: as if it had grown to 200 ms */
+    cons.s.spin_now = 200000000;           /* private: as if it had grown to 200 ms */
     wait_for_a_message_written_after_30ms();
     CHECK_EQ(consumer_spin_now(), 200000000);
 }
