@@ -216,8 +216,10 @@
    kernel's own layout (futex_time64 where the kernel has it), whatever
    libc's time_t is, and clamped to what the field holds; on macOS a
    timeout beyond 71.6 minutes (the 32-bit microsecond limit) is clamped,
-   never turned into "forever". A clock that fails or runs backwards makes
-   timeouts inexact, never endless. Windows sleeps in timer ticks (15.6 ms
+   never turned into "forever". A clock that fails, runs backwards or
+   stands still makes timeouts inexact, never endless (a sleep or nap the
+   clock does not see counts at the length asked for; a spin ends after
+   1024 looks at a still clock). Windows sleeps in timer ticks (15.6 ms
    unless the program calls timeBeginPeriod): a remaining wait under 1 ms is
    spun out rather than turned into zero-length system calls, and a longer
    one may overrun by up to a tick.
@@ -1360,6 +1362,26 @@ static void srng_nap(uint64_t ns) {
 #endif
 }
 
+/* Time since `start` after a sleep or nap of up to `slept_ns`, `before`
+   being the time counted before it. A clock that stands still (a frozen
+   virtual clock) would keep a timeout from ever coming: when the clock
+   shows no more than was counted, the sleep counts at the length asked
+   for, so timed waits end, if inexactly. */
+static uint64_t srng_elapsed_after(uint64_t start, uint64_t before, uint64_t slept_ns) {
+    uint64_t now = SHARED_RING_NOW_NS() - start;
+    if (now > before) return now;
+    return slept_ns < UINT64_MAX - before ? before + slept_ns : UINT64_MAX;
+}
+
+/* One round of a loop that retries every millisecond until timeout_ns:
+   0 when the time is up, else 1 after a nap, with *elapsed counted on. */
+static int srng_nap_unless_timed_out(uint64_t start, uint64_t *elapsed, uint64_t timeout_ns) {
+    if (timeout_ns != SHARED_RING_FOREVER && *elapsed >= timeout_ns) return 0;
+    srng_nap(1000000u);
+    *elapsed = srng_elapsed_after(start, *elapsed, 1000000u);
+    return 1;
+}
+
 #if SRNG_OS_SLEEP == SRNG_SLEEPS_ULOCK
 /* Darwin's compare-and-wait; the _SHARED variant works across processes. */
 extern int __ulock_wait(uint32_t operation, void *addr, uint64_t value, uint32_t timeout_us);
@@ -1905,6 +1927,7 @@ typedef int (*srng_ready_fn)(void *ctx, int thorough);
    so the budget is kept to within a few microseconds either way. */
 #define SRNG_SPIN_CLOCK_ROUNDS 32u
 #define SRNG_ROUND_NS_MAX 100000u /* a round estimate; bounds a clock's jump */
+#define SRNG_SPIN_STILL_MAX 1024u /* looks at a clock that stands still */
 
 /* Spin with the pause hint until ready() says something or `budget_ns`
    (measured from `start`) is spent. Returns ready()'s answer, 0 if none,
@@ -1915,7 +1938,7 @@ typedef int (*srng_ready_fn)(void *ctx, int thorough);
 static int srng_spin(srng_ready_fn ready, void *ctx, uint64_t start, uint64_t budget_ns,
                      uint32_t *round_ns, uint64_t *spun) {
     uint64_t last = start;
-    uint32_t i;
+    uint32_t i, still = 0;
     int r;
     for (i = 1;; i++) {
         int look = i % SRNG_SPIN_CLOCK_ROUNDS == 0;
@@ -1924,6 +1947,12 @@ static int srng_spin(srng_ready_fn ready, void *ctx, uint64_t start, uint64_t bu
         if (r != 0) break;
         if (look) {
             uint64_t now = SHARED_RING_NOW_NS(), round = (now - last) / SRNG_SPIN_CLOCK_ROUNDS;
+            if (now == last) {
+                /* a clock that stands still ends the spin after a while */
+                if (++still == SRNG_SPIN_STILL_MAX) break;
+                continue;
+            }
+            still = 0;
             *round_ns = round < SRNG_ROUND_NS_MAX ? SRNG_CAST(uint32_t, round) : SRNG_ROUND_NS_MAX;
             last = now;
             if (now - start >= budget_ns) break;
@@ -2034,7 +2063,7 @@ static int srng_block(shared_ring_side *s, srng_au32 *word, srng_au32 *peer, srn
             if (capped && SHARED_RING_NOW_NS() - slept_at >= s->recheck_ns) s->stats.late_wakes++;
             break;
         }
-        elapsed = SHARED_RING_NOW_NS() - start;
+        elapsed = srng_elapsed_after(start, elapsed, left);
     }
     SRNG_STORE(word, 0u, relaxed);
     elapsed = SHARED_RING_NOW_NS() - start;
@@ -2486,14 +2515,12 @@ SHARED_RING_API int shared_ring_attach_consumer(shared_ring_consumer *c, void *r
 static int srng_attach_wait(shared_ring_producer *p, shared_ring_consumer *c, void *region,
                             size_t region_size, const shared_ring_options *opt,
                             uint64_t timeout_ns) {
-    uint64_t start = SHARED_RING_NOW_NS();
+    uint64_t start = SHARED_RING_NOW_NS(), elapsed = 0;
     for (;;) {
         int r = p != SRNG_NULL ? shared_ring_attach_producer(p, region, region_size, opt)
                                : shared_ring_attach_consumer(c, region, region_size, opt);
         if (r != SHARED_RING_NOT_FORMATTED || timeout_ns == 0) return r;
-        if (timeout_ns != SHARED_RING_FOREVER && SHARED_RING_NOW_NS() - start >= timeout_ns)
-            return SHARED_RING_TIMEOUT;
-        srng_nap(1000000u);
+        if (!srng_nap_unless_timed_out(start, &elapsed, timeout_ns)) return SHARED_RING_TIMEOUT;
     }
 }
 
@@ -3380,7 +3407,7 @@ SHARED_RING_API int shared_ring_wait_any(shared_ring_consumer *const *rings, siz
         srng_sleep_many(rings, n, first, left);
         r = srng_any_ready(rings, n, 1);
         if (r >= 0) break;
-        elapsed = SHARED_RING_NOW_NS() - start;
+        elapsed = srng_elapsed_after(start, elapsed, left);
     }
     srng_announce_many(rings, n, 0);
     return r;
@@ -3558,11 +3585,6 @@ static void srng_shm_reset(shared_ring_shm *shm) {
     shm->fd = -1;
 }
 
-/* Has `start` (a clock reading) run out of timeout_ns? */
-static int srng_timed_out(uint64_t start, uint64_t timeout_ns) {
-    return timeout_ns != SHARED_RING_FOREVER && SHARED_RING_NOW_NS() - start >= timeout_ns;
-}
-
 #if defined(_WIN32)
 /* UTF-8 to the wide name the W functions take; 0 if it does not fit. */
 static int srng_wide_name(const char *name, wchar_t *out, int cap) {
@@ -3596,7 +3618,7 @@ static int srng_shm_view(shared_ring_shm *shm, HANDLE h, size_t size) {
 SHARED_RING_API int shared_ring_shm_open(shared_ring_shm *shm, const char *name, size_t size,
                                          uint64_t timeout_ns) {
     wchar_t wname[SRNG_SHM_NAME_MAX + 1];
-    uint64_t start = SHARED_RING_NOW_NS();
+    uint64_t start = SHARED_RING_NOW_NS(), elapsed = 0;
     HANDLE h;
     int r;
     if (shm == NULL) return SHARED_RING_ERR_ARG;
@@ -3617,8 +3639,7 @@ SHARED_RING_API int shared_ring_shm_open(shared_ring_shm *shm, const char *name,
         h = OpenFileMappingW(FILE_MAP_ALL_ACCESS, FALSE, wname);
         if (h != NULL) break;
         if (GetLastError() != ERROR_FILE_NOT_FOUND) return SHARED_RING_ERR_SYSTEM;
-        if (srng_timed_out(start, timeout_ns)) return SHARED_RING_TIMEOUT;
-        Sleep(1);
+        if (!srng_nap_unless_timed_out(start, &elapsed, timeout_ns)) return SHARED_RING_TIMEOUT;
     }
     r = srng_shm_view(shm, h, size);
     if (r != SHARED_RING_OK) srng_shm_reset(shm);
@@ -3709,7 +3730,7 @@ static int srng_shm_unsized(int fd) {
 
 SHARED_RING_API int shared_ring_shm_open(shared_ring_shm *shm, const char *name, size_t size,
                                          uint64_t timeout_ns) {
-    uint64_t start = SHARED_RING_NOW_NS();
+    uint64_t start = SHARED_RING_NOW_NS(), elapsed = 0;
     off_t want = SRNG_CAST(off_t, size);
     int fd;
     if (shm == SRNG_NULL) return SHARED_RING_ERR_ARG;
@@ -3737,8 +3758,7 @@ SHARED_RING_API int shared_ring_shm_open(shared_ring_shm *shm, const char *name,
             close(fd); /* its creator is between shm_open and ftruncate */
         else if (errno != ENOENT)
             return SHARED_RING_ERR_SYSTEM;
-        if (srng_timed_out(start, timeout_ns)) return SHARED_RING_TIMEOUT;
-        srng_nap(1000000u);
+        if (!srng_nap_unless_timed_out(start, &elapsed, timeout_ns)) return SHARED_RING_TIMEOUT;
     }
     return srng_shm_map_own(shm, fd, size);
 }

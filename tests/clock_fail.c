@@ -25,10 +25,13 @@ int clock_gettime(clockid_t id, struct timespec *ts) {
 }
 
 #define SHARED_RING_IMPLEMENTATION
+#define SHARED_RING_SHM
 #include "../shared_ring.h"
 #include "harness.h"
 
 #include <stdalign.h>
+#include <stdio.h>
+#include <string.h>
 
 static alignas(128) unsigned char region[SHARED_RING_HEADER_SIZE + 1024];
 
@@ -93,9 +96,94 @@ TEST(trailing_hold_off_ends_while_the_clock_stands_still) {
     CHECK(seconds_now() - start <= 5);
 }
 
+/* The waits below would never time out if they trusted a clock that stands
+   still: each counts its sleeps at their requested length instead. */
+
+TEST(timed_wait_ends_while_the_clock_stands_still) {
+    shared_ring_producer p;
+    shared_ring_consumer c;
+    uint64_t start = seconds_now();
+    attach(&p, &c);
+    clock_stands_still = 1;
+    CHECK_EQ(shared_ring_wait(&c, 50000000), SHARED_RING_TIMEOUT);
+    clock_stands_still = 0;
+    CHECK(seconds_now() - start <= 5);
+}
+
+TEST(a_long_spin_ends_while_the_clock_stands_still) {
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
+    shared_ring_producer p;
+    shared_ring_consumer c;
+    uint64_t start = seconds_now();
+    o.spin_ns = 4000000000u; /* 4 s of spinning, by a clock that never moves */
+    CHECK_EQ(shared_ring_format(region, sizeof region, 1024, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_producer(&p, region, sizeof region, &o), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_consumer(&c, region, sizeof region, &o), SHARED_RING_OK);
+    clock_stands_still = 1;
+    CHECK_EQ(shared_ring_wait(&c, 50000000), SHARED_RING_TIMEOUT);
+    clock_stands_still = 0;
+    CHECK(seconds_now() - start <= 3);
+}
+
+TEST(timed_write_ends_while_the_clock_stands_still) {
+    shared_ring_producer p;
+    shared_ring_consumer c;
+    char buf[56] = { 0 };
+    uint64_t start = seconds_now();
+    attach(&p, &c);
+    while (shared_ring_write_bytes(&p, buf, sizeof buf, 0) == SHARED_RING_OK) {
+    }
+    clock_stands_still = 1;
+    CHECK_EQ(shared_ring_write_bytes(&p, buf, sizeof buf, 50000000), SHARED_RING_TIMEOUT);
+    clock_stands_still = 0;
+    CHECK(seconds_now() - start <= 5);
+}
+
+TEST(timed_wait_any_ends_while_the_clock_stands_still) {
+    shared_ring_producer p;
+    shared_ring_consumer c;
+    shared_ring_consumer *rings[1] = { &c };
+    uint64_t start = seconds_now();
+    attach(&p, &c);
+    clock_stands_still = 1;
+    CHECK_EQ(shared_ring_wait_any(rings, 1, 50000000), SHARED_RING_TIMEOUT);
+    clock_stands_still = 0;
+    CHECK(seconds_now() - start <= 5);
+}
+
+TEST(attach_wait_ends_while_the_clock_stands_still) {
+    shared_ring_consumer c;
+    uint64_t start = seconds_now();
+    memset(region, 0, sizeof region); /* never formatted */
+    clock_stands_still = 1;
+    CHECK_EQ(shared_ring_attach_consumer_wait(&c, region, sizeof region, NULL, 50000000),
+             SHARED_RING_TIMEOUT);
+    clock_stands_still = 0;
+    CHECK(seconds_now() - start <= 5);
+}
+
+TEST(shm_open_wait_ends_while_the_clock_stands_still) {
+    shared_ring_shm shm;
+    char name[64];
+    uint64_t start = seconds_now();
+    snprintf(name, sizeof name, "/shared_ring-clock-%d", (int)getpid());
+    shared_ring_shm_unlink(name);
+    clock_stands_still = 1;
+    /* size 0: open one that exists; none does, so it waits */
+    CHECK_EQ(shared_ring_shm_open(&shm, name, 0, 50000000), SHARED_RING_TIMEOUT);
+    clock_stands_still = 0;
+    CHECK(seconds_now() - start <= 5);
+}
+
 int main(void) {
     RUN(timed_wait_ends_while_the_clock_fails);
     RUN(timed_write_ends_while_the_clock_fails);
     RUN(trailing_hold_off_ends_while_the_clock_stands_still);
+    RUN(timed_wait_ends_while_the_clock_stands_still);
+    RUN(a_long_spin_ends_while_the_clock_stands_still);
+    RUN(timed_write_ends_while_the_clock_stands_still);
+    RUN(timed_wait_any_ends_while_the_clock_stands_still);
+    RUN(attach_wait_ends_while_the_clock_stands_still);
+    RUN(shm_open_wait_ends_while_the_clock_stands_still);
     return harness_summary("clock_fail");
 }
