@@ -2066,7 +2066,7 @@ static int srng_block(shared_ring_side *s, srng_au32 *word, srng_au32 *peer, srn
         elapsed = srng_elapsed_after(start, elapsed, left);
     }
     SRNG_STORE(word, 0u, relaxed);
-    elapsed = SHARED_RING_NOW_NS() - start;
+    elapsed = srng_elapsed_after(start, elapsed, 0); /* as counted, if the clock stood still */
     s->stats.wait_ns += elapsed;
     srng_adapt_spin(s, r, elapsed);
     return r;

@@ -56,18 +56,24 @@ static uint64_t seconds_now(void) {
     return (uint64_t)ts.tv_sec;
 }
 
-TEST(timed_wait_ends_while_the_clock_fails) {
+/* A 50 ms wait on an empty ring times out within 5 s while *fault is set,
+   and counts (at least) the 50 ms it waited. */
+static void timed_wait_ends_while(int *fault) {
     shared_ring_producer p;
     shared_ring_consumer c;
+    shared_ring_stats st = { 0 };
     uint64_t start = seconds_now();
     attach(&p, &c);
-    clock_fails = 1;
-    CHECK_EQ(shared_ring_wait(&c, 50000000), SHARED_RING_TIMEOUT); /* 50 ms */
-    clock_fails = 0;
+    *fault = 1;
+    CHECK_EQ(shared_ring_wait(&c, 50000000), SHARED_RING_TIMEOUT);
+    *fault = 0;
     CHECK(seconds_now() - start <= 5); /* inexact, but it ends */
+    CHECK_EQ(shared_ring_consumer_stats(&c, &st), SHARED_RING_OK);
+    CHECK(st.wait_ns >= 50000000);
 }
 
-TEST(timed_write_ends_while_the_clock_fails) {
+/* A 50 ms write to a full ring times out within 5 s while *fault is set. */
+static void timed_write_ends_while(int *fault) {
     shared_ring_producer p;
     shared_ring_consumer c;
     char buf[56] = { 0 };
@@ -75,11 +81,15 @@ TEST(timed_write_ends_while_the_clock_fails) {
     attach(&p, &c);
     while (shared_ring_write_bytes(&p, buf, sizeof buf, 0) == SHARED_RING_OK) {
     }
-    clock_fails = 1;
+    *fault = 1;
     CHECK_EQ(shared_ring_write_bytes(&p, buf, sizeof buf, 50000000), SHARED_RING_TIMEOUT);
-    clock_fails = 0;
-    CHECK(seconds_now() - start <= 5); /* inexact, but it ends */
+    *fault = 0;
+    CHECK(seconds_now() - start <= 5);
 }
+
+TEST(timed_wait_ends_while_the_clock_fails) { timed_wait_ends_while(&clock_fails); }
+
+TEST(timed_write_ends_while_the_clock_fails) { timed_write_ends_while(&clock_fails); }
 
 TEST(trailing_hold_off_ends_while_the_clock_stands_still) {
     shared_ring_producer p;
@@ -99,16 +109,7 @@ TEST(trailing_hold_off_ends_while_the_clock_stands_still) {
 /* The waits below would never time out if they trusted a clock that stands
    still: each counts its sleeps at their requested length instead. */
 
-TEST(timed_wait_ends_while_the_clock_stands_still) {
-    shared_ring_producer p;
-    shared_ring_consumer c;
-    uint64_t start = seconds_now();
-    attach(&p, &c);
-    clock_stands_still = 1;
-    CHECK_EQ(shared_ring_wait(&c, 50000000), SHARED_RING_TIMEOUT);
-    clock_stands_still = 0;
-    CHECK(seconds_now() - start <= 5);
-}
+TEST(timed_wait_ends_while_the_clock_stands_still) { timed_wait_ends_while(&clock_stands_still); }
 
 TEST(a_long_spin_ends_while_the_clock_stands_still) {
     shared_ring_options o = SHARED_RING_OPTIONS_INIT;
@@ -125,19 +126,7 @@ TEST(a_long_spin_ends_while_the_clock_stands_still) {
     CHECK(seconds_now() - start <= 3);
 }
 
-TEST(timed_write_ends_while_the_clock_stands_still) {
-    shared_ring_producer p;
-    shared_ring_consumer c;
-    char buf[56] = { 0 };
-    uint64_t start = seconds_now();
-    attach(&p, &c);
-    while (shared_ring_write_bytes(&p, buf, sizeof buf, 0) == SHARED_RING_OK) {
-    }
-    clock_stands_still = 1;
-    CHECK_EQ(shared_ring_write_bytes(&p, buf, sizeof buf, 50000000), SHARED_RING_TIMEOUT);
-    clock_stands_still = 0;
-    CHECK(seconds_now() - start <= 5);
-}
+TEST(timed_write_ends_while_the_clock_stands_still) { timed_write_ends_while(&clock_stands_still); }
 
 TEST(timed_wait_any_ends_while_the_clock_stands_still) {
     shared_ring_producer p;

@@ -796,19 +796,25 @@ static void *drain_later(void *arg) {
     return NULL;
 }
 
-TEST(blocked_producer_is_woken_when_the_consumer_frees_space) {
+/* On a 256-byte ring with options `o`, 8 writes of 56 bytes: the ring
+   fills, and the producer waits until drain_later reads, 30 ms on. */
+static void write_8_into_a_ring_drained_after_30ms(const shared_ring_options *o) {
     pthread_t t;
     int total = 0, i;
     char buf[56] = { 0 };
-    shared_ring_stats st = { 0 };
-    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
-    o.spin_ns = 0;
-    setup_opt(256, 0, &o);
+    setup_opt(256, 0, o);
     pthread_create(&t, NULL, drain_later, &total);
     for (i = 0; i < 8; i++)
         CHECK_EQ(shared_ring_write_bytes(&prod, buf, sizeof buf, 10000000000ULL), SHARED_RING_OK);
     pthread_join(t, NULL);
     CHECK_EQ(total, 8);
+}
+
+TEST(blocked_producer_is_woken_when_the_consumer_frees_space) {
+    shared_ring_stats st = { 0 };
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
+    o.spin_ns = 0;
+    write_8_into_a_ring_drained_after_30ms(&o);
     shared_ring_producer_stats(&prod, &st);
     CHECK(st.sleeps >= 1);
 }
@@ -1300,18 +1306,11 @@ TEST(a_wait_that_spinning_ends_keeps_the_spin) {
 }
 
 TEST(a_blocked_producer_that_sleeps_briefly_doubles_its_spin) {
-    pthread_t t;
-    int total = 0, i;
-    char buf[56] = { 0 };
     shared_ring_stats st = { 0 };
     shared_ring_options o = SHARED_RING_OPTIONS_INIT;
     o.spin_ns = 20000000; /* 20 ms, up to 1 s; the consumer drains after 30 ms */
     o.spin_max_ns = 1000000000;
-    setup_opt(256, 0, &o);
-    pthread_create(&t, NULL, drain_later, &total);
-    for (i = 0; i < 8; i++)
-        CHECK_EQ(shared_ring_write_bytes(&prod, buf, sizeof buf, 10000000000ULL), SHARED_RING_OK);
-    pthread_join(t, NULL);
+    write_8_into_a_ring_drained_after_30ms(&o);
     CHECK_EQ(shared_ring_producer_stats(&prod, &st), SHARED_RING_OK);
     CHECK(st.sleeps >= 1);
     CHECK_EQ(st.spin_now_ns, 40000000);
