@@ -796,25 +796,19 @@ static void *drain_later(void *arg) {
     return NULL;
 }
 
-/* On a 256-byte ring with options `o`, 8 writes of 56 bytes: the ring
-   fills, and the producer waits until drain_later reads, 30 ms on. */
-static void write_8_into_a_ring_drained_after_30ms(const shared_ring_options *o) {
+TEST(blocked_producer_is_woken_when_the_consumer_frees_space) {
     pthread_t t;
     int total = 0, i;
     char buf[56] = { 0 };
-    setup_opt(256, 0, o);
+    shared_ring_stats st = { 0 };
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
+    o.spin_ns = 0;
+    setup_opt(256, 0, &o);
     pthread_create(&t, NULL, drain_later, &total);
     for (i = 0; i < 8; i++)
         CHECK_EQ(shared_ring_write_bytes(&prod, buf, sizeof buf, 10000000000ULL), SHARED_RING_OK);
     pthread_join(t, NULL);
     CHECK_EQ(total, 8);
-}
-
-TEST(blocked_producer_is_woken_when_the_consumer_frees_space) {
-    shared_ring_stats st = { 0 };
-    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
-    o.spin_ns = 0;
-    write_8_into_a_ring_drained_after_30ms(&o);
     shared_ring_producer_stats(&prod, &st);
     CHECK(st.sleeps >= 1);
 }
@@ -1229,8 +1223,11 @@ TEST(zero_spin_sleeps_at_once) {
 }
 
 /* ---- adaptive spinning -------------------------------------------------------
-   write_later publishes 30 ms after it starts: past a 20 ms spin, so the
-   wait sleeps and a wake-up ends it, within twice that spin. */
+   A message comes 60 ms after the wait begins: past a 40 ms spin, so the
+   wait sleeps and a wake-up ends it, within twice that spin. The margins
+   (20 ms each way) hold under valgrind too. */
+
+#define SPIN_40MS 40000000u
 
 static uint64_t consumer_spin_now(void) {
     shared_ring_stats st = { 0 };
@@ -1245,75 +1242,93 @@ static void setup_adaptive(uint32_t spin_ns, uint32_t spin_max_ns) {
     setup_opt(1024, 0, &o);
 }
 
-/* The wait sleeps, then finds the message written 30 ms after it began. */
-static void wait_for_a_message_written_after_30ms(void) {
+static void *write_after_60ms(void *arg) {
+    (void)arg;
+    nanosleep(&(struct timespec){ 0, 60000000 }, NULL);
+    shared_ring_write_bytes(&prod, "late", 4, SHARED_RING_FOREVER);
+    return NULL;
+}
+
+static void *read_some_after_60ms(void *arg) {
+    (void)arg;
+    nanosleep(&(struct timespec){ 0, 60000000 }, NULL);
+    shared_ring_read_some(&cons, record_message, &(seen){ 0 });
+    return NULL;
+}
+
+/* The wait finds the message written 60 ms after it began. */
+static void wait_for_a_message_written_after_60ms(void) {
     pthread_t t;
-    pthread_create(&t, NULL, write_later, NULL);
+    pthread_create(&t, NULL, write_after_60ms, NULL);
     CHECK_EQ(shared_ring_wait(&cons, 10000000000ULL), SHARED_RING_OK);
     pthread_join(t, NULL);
 }
 
 TEST(the_spin_starts_at_spin_ns) {
-    setup_adaptive(20000000, 1000000000);
-    CHECK_EQ(consumer_spin_now(), 20000000);
+    setup_adaptive(SPIN_40MS, 1000000000);
+    CHECK_EQ(consumer_spin_now(), SPIN_40MS);
 }
 
 TEST(a_sleep_that_a_spin_twice_as_long_would_have_saved_doubles_the_spin) {
-    setup_adaptive(20000000, 1000000000); /* 20 ms, up to 1 s */
-    wait_for_a_message_written_after_30ms();
-    CHECK_EQ(consumer_spin_now(), 40000000);
+    setup_adaptive(SPIN_40MS, 1000000000); /* up to 1 s */
+    wait_for_a_message_written_after_60ms();
+    CHECK_EQ(consumer_spin_now(), 2 * SPIN_40MS);
 }
 
 TEST(a_sleep_longer_than_twice_the_spin_leaves_the_spin_at_spin_ns) {
     shared_ring_stats st = { 0 };
-    setup_adaptive(1000000, 1000000000); /* 1 ms: 30 ms is far longer */
-    wait_for_a_message_written_after_30ms();
+    setup_adaptive(1000000, 1000000000); /* 1 ms: 60 ms is far longer */
+    wait_for_a_message_written_after_60ms();
     CHECK_EQ(shared_ring_consumer_stats(&cons, &st), SHARED_RING_OK);
     CHECK(st.sleeps >= 1);
     CHECK_EQ(st.spin_now_ns, 1000000);
 }
 
 TEST(a_wait_that_times_out_halves_the_spin_down_to_spin_ns) {
-    setup_adaptive(20000000, 1000000000);
-    wait_for_a_message_written_after_30ms();
-    CHECK_EQ(consumer_spin_now(), 40000000);
+    setup_adaptive(SPIN_40MS, 1000000000);
+    wait_for_a_message_written_after_60ms();
+    CHECK_EQ(consumer_spin_now(), 2 * SPIN_40MS);
     CHECK_EQ(shared_ring_read(&cons, record_message, &(seen){ 0 }, 0), 1);
     /* each times out within twice its spin: not finding is what counts */
+    CHECK_EQ(shared_ring_wait(&cons, 120000000), SHARED_RING_TIMEOUT);
+    CHECK_EQ(consumer_spin_now(), SPIN_40MS);
     CHECK_EQ(shared_ring_wait(&cons, 60000000), SHARED_RING_TIMEOUT);
-    CHECK_EQ(consumer_spin_now(), 20000000);
-    CHECK_EQ(shared_ring_wait(&cons, 30000000), SHARED_RING_TIMEOUT);
-    CHECK_EQ(consumer_spin_now(), 20000000);
+    CHECK_EQ(consumer_spin_now(), SPIN_40MS);
 }
 
 TEST(the_spin_grows_no_further_than_spin_max) {
-    setup_adaptive(1000000, 45000000); /* 1 ms, up to 45 ms */
-    cons.s.spin_now = 24000000;        /* private: as if it had grown to 24 ms */
-    wait_for_a_message_written_after_30ms();
-    CHECK_EQ(consumer_spin_now(), 45000000);
+    setup_adaptive(1000000, 90000000); /* 1 ms, up to 90 ms */
+    cons.s.spin_now = 45000000;        /* private: as if it had grown to 45 ms */
+    wait_for_a_message_written_after_60ms();
+    CHECK_EQ(consumer_spin_now(), 90000000);
 }
 
 TEST(a_spin_max_below_spin_ns_keeps_the_spin_fixed) {
-    setup_adaptive(20000000, 1000); /* 20 ms, "up to" 1 us */
-    wait_for_a_message_written_after_30ms();
-    CHECK_EQ(consumer_spin_now(), 20000000);
+    setup_adaptive(SPIN_40MS, 1000); /* "up to" 1 us */
+    wait_for_a_message_written_after_60ms();
+    CHECK_EQ(consumer_spin_now(), SPIN_40MS);
 }
 
 TEST(a_wait_that_spinning_ends_keeps_the_spin) {
-    setup_adaptive(100000000, 1000000000); /* 100 ms: the 30 ms wait ends spinning */
+    setup_adaptive(100000000, 1000000000); /* 100 ms: the 60 ms wait ends spinning */
     cons.s.spin_now = 200000000;           /* private: as if it had grown to 200 ms */
-    wait_for_a_message_written_after_30ms();
+    wait_for_a_message_written_after_60ms();
     CHECK_EQ(consumer_spin_now(), 200000000);
 }
 
 TEST(a_blocked_producer_that_sleeps_briefly_doubles_its_spin) {
     shared_ring_stats st = { 0 };
-    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
-    o.spin_ns = 20000000; /* 20 ms, up to 1 s; the consumer drains after 30 ms */
-    o.spin_max_ns = 1000000000;
-    write_8_into_a_ring_drained_after_30ms(&o);
+    char buf[56] = { 0 };
+    pthread_t t;
+    setup_adaptive(SPIN_40MS, 1000000000);
+    while (shared_ring_write_bytes(&prod, buf, sizeof buf, 0) == SHARED_RING_OK) {
+    }
+    pthread_create(&t, NULL, read_some_after_60ms, NULL);
+    CHECK_EQ(shared_ring_write_bytes(&prod, buf, sizeof buf, 10000000000ULL), SHARED_RING_OK);
+    pthread_join(t, NULL);
     CHECK_EQ(shared_ring_producer_stats(&prod, &st), SHARED_RING_OK);
     CHECK(st.sleeps >= 1);
-    CHECK_EQ(st.spin_now_ns, 40000000);
+    CHECK_EQ(st.spin_now_ns, 2 * SPIN_40MS);
 }
 
 /* ---- trailing a dense stream ----------------------------------------------
