@@ -924,14 +924,17 @@ static void run_pingpong(void (*fn)(pingpong *), long iters, uint64_t *rtt) {
     free(pp);
 }
 
-/* One-way latency is half a round trip. Sorts v. */
-static latency latency_of(uint64_t *v, long n) {
+/* p50 and p99 of v[0..n), times `scale`. Sorts v. */
+static latency percentiles(uint64_t *v, long n, double scale) {
     latency l;
     qsort(v, (size_t)n, sizeof *v, cmp_u64);
-    l.p50 = (double)v[n / 2] / 2.0;
-    l.p99 = (double)v[(n * 99) / 100] / 2.0;
+    l.p50 = (double)v[n / 2] * scale;
+    l.p99 = (double)v[(n * 99) / 100] * scale;
     return l;
 }
+
+/* One-way latency is half a round trip. Sorts v. */
+static latency latency_of(uint64_t *v, long n) { return percentiles(v, n, 0.5); }
 
 /* This machine's cross-core latency changes with where its virtual CPUs
    run, 2x to 6x, from one second to the next. So the ping-pongs take
@@ -972,6 +975,82 @@ static void measure_latencies(long iters, latency out[LAT_VARIANTS], double rati
     ratio[0] = median_ratio(to_flags);
     ratio[1] = median_ratio(to_records);
     free(tmp);
+}
+
+/* ---- latency in a dense stream: what trailing costs ---------------------------------
+   The producer stamps each 64-byte message with the clock and sends one
+   every DENSE_GAP_NS; the consumer's callback takes the stamp out. That is
+   dense enough (16 messages within trail_ns) for shared_ring_read to trail,
+   so a message may wait up to trail_ns more; trail_ns 0 is the same stream
+   read without trailing. The two take turns, LAT_ROUNDS chunks each. */
+#define DENSE_GAP_NS 100u
+
+typedef struct dense {
+    void *region;
+    size_t region_size;
+    long n, got;
+    uint64_t *lat; /* send to callback, per message, ns */
+} dense;
+
+static void *dense_producer(void *arg) {
+    dense *d = (dense *)arg;
+    shared_ring_producer p;
+    unsigned char msg[PING_SIZE] = { 0 };
+    uint64_t next;
+    pin_to_cpu(0);
+    shared_ring_attach_producer(&p, d->region, d->region_size, NULL);
+    next = now_ns();
+    for (long i = 0; i < d->n; i++, next += DENSE_GAP_NS) {
+        uint64_t t;
+        while ((t = now_ns()) < next) cpu_relax();
+        memcpy(msg, &t, sizeof t);
+        shared_ring_write_bytes(&p, msg, PING_SIZE, SHARED_RING_FOREVER);
+    }
+    shared_ring_close(&p);
+    return NULL;
+}
+
+static int dense_stamp(void *user, const void *data, size_t len) {
+    dense *d = (dense *)user;
+    uint64_t t;
+    (void)len;
+    memcpy(&t, data, sizeof t);
+    if (d->got < d->n) d->lat[d->got++] = now_ns() - t;
+    return 0;
+}
+
+/* n stamped messages read with this trail_ns; each one's wait at lat[]. */
+static void run_dense(uint32_t trail_ns, long n, uint64_t *lat) {
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
+    shared_ring_consumer c;
+    dense d = { NULL, shared_ring_region_size(1u << 20), n, 0, lat };
+    pthread_t t;
+    o.trail_ns = trail_ns;
+    d.region = aligned_alloc(4096, d.region_size);
+    shared_ring_format(d.region, d.region_size, 1u << 20, 0);
+    shared_ring_attach_consumer(&c, d.region, d.region_size, &o);
+    pthread_create(&t, NULL, dense_producer, &d);
+    pin_to_cpu(1);
+    while (shared_ring_read(&c, dense_stamp, &d, SHARED_RING_FOREVER) >= 0) {
+    }
+    pthread_join(t, NULL);
+    if (d.got != n) abort(); /* every message is stamped and seen */
+    free(d.region);
+}
+
+/* out[0]: trail_ns at its default; out[1]: trail_ns 0. One-way ns. */
+static void measure_dense(long iters, latency out[2]) {
+    const long chunk = iters / LAT_ROUNDS;
+    uint64_t *all[2];
+    for (int v = 0; v < 2; v++) all[v] = calloc((size_t)(chunk * LAT_ROUNDS), sizeof **all);
+    for (int round = 0; round < LAT_ROUNDS; round++)
+        for (int v = 0; v < 2; v++)
+            run_dense(v == 0 ? SHARED_RING_DEFAULT_TRAIL_NS : 0u, chunk,
+                      all[v] + (size_t)(chunk * round));
+    for (int v = 0; v < 2; v++) {
+        out[v] = percentiles(all[v], chunk * LAT_ROUNDS, 1.0);
+        free(all[v]);
+    }
 }
 
 /* ---- hardware counters ------------------------------------------------------------- */
@@ -1349,6 +1428,7 @@ int main(int argc, char **argv) {
     config cfg;
     latency lat[LAT_VARIANTS];
     double lat_ratio[2] = { 0, 0 };
+    latency dense_lat[2];
     uint64_t bad = 0;
     int runs = 0, total;
     if (parse_args(&cfg, argc, argv) != 0) return 2;
@@ -1378,6 +1458,7 @@ int main(int argc, char **argv) {
     if (with_latency) {
         fprintf(stderr, "\rbench: latency...        ");
         measure_latencies(cfg.latency_iters, lat, lat_ratio);
+        measure_dense(cfg.latency_iters, dense_lat);
     }
     fprintf(stderr, "\rbench: done                \n");
 
@@ -1393,6 +1474,12 @@ int main(int argc, char **argv) {
             printf("{\"variant\": \"latency-ratio\", \"shared_over_limit_p50\": %.3f, "
                    "\"shared_over_record_p50\": %.3f, \"rounds\": %d}\n",
                    lat_ratio[0], lat_ratio[1], LAT_ROUNDS);
+        for (int i = 0; i < 2 && with_latency; i++)
+            printf("{\"variant\": \"%s\", \"size\": %d, \"gap_ns\": %u, \"trail_ns\": %u, "
+                   "\"one_way_ns_p50\": %.0f, \"one_way_ns_p99\": %.0f, \"messages\": %ld}\n",
+                   i == 0 ? "dense-trailing" : "dense-no-trailing", PING_SIZE, DENSE_GAP_NS,
+                   i == 0 ? SHARED_RING_DEFAULT_TRAIL_NS : 0u, dense_lat[i].p50, dense_lat[i].p99,
+                   cfg.latency_iters);
     } else {
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);
         printf("shared_ring.h %s benchmark: %ld CPUs, ring %zu bytes, %d reps of %.2f s, "
@@ -1416,6 +1503,13 @@ int main(int argc, char **argv) {
             printf("\nOne-way p50, median of %d interleaved rounds: shared ÷ limit %.2f×, "
                    "shared ÷ hand-written record ring %.2f×\n",
                    LAT_ROUNDS, lat_ratio[0], lat_ratio[1]);
+            printf("\nLatency in a dense stream: %d-byte messages, one every %u ns, send to "
+                   "callback, ns, %ld messages each, %d interleaved rounds\n\n",
+                   PING_SIZE, DENSE_GAP_NS, cfg.latency_iters, LAT_ROUNDS);
+            printf("| shared_ring_read | p50 | p99 |\n|---|---:|---:|\n");
+            printf("| trailing (trail_ns %u) | %.0f | %.0f |\n", SHARED_RING_DEFAULT_TRAIL_NS,
+                   dense_lat[0].p50, dense_lat[0].p99);
+            printf("| without (trail_ns 0) | %.0f | %.0f |\n", dense_lat[1].p50, dense_lat[1].p99);
         }
         printf("\nInstructions per cycle: %s\n",
                have_hw_counters() ? "(counters present; not collected by this version)"
