@@ -171,8 +171,10 @@
    the batch. A hold-off that finds fewer than 16 messages ends it at once,
    and the next trial takes twice as many quick waits (up to 4096), so a
    request/reply pair almost never pays it. The price: in a dense stream a
-   message may wait up to trail_ns longer. trail_ns = 0 turns it off;
-   read_some, peek and wait never hold off; stats.trails counts the trials.
+   message may wait up to trail_ns longer, plus the reading of its batch
+   (make bench, one 64-byte message per 100 ns: p50 2.3 us, against 0.15
+   with trail_ns = 0). trail_ns = 0 turns it off; read_some, peek and wait
+   never hold off; stats.trails counts the trials.
 
    Waiting. A side that must wait spins for spin_ns nanoseconds (default
    50 us; time, not a count, because a pause instruction costs 10x more on
