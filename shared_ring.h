@@ -168,9 +168,11 @@
    bench). So when 16 waits in a row each ended within trail_ns (default
    2 us: a dense stream), shared_ring_read lets the producer run ahead: it
    holds off up to trail_ns, or until 64 KiB more are published, then reads
-   the batch. A hold-off that finds fewer than 16 messages ends it at once,
-   and the next trial takes twice as many quick waits (up to 4096), so a
-   request/reply pair almost never pays it. The price: in a dense stream a
+   the batch. A hold-off that finds fewer than 16 messages, or finds that
+   the producer wrote no faster (by 5/4) than while we read right behind
+   it, ends it at once: a stream the producer paces gains nothing. The
+   next trial then takes twice as many quick waits (up to 4096), so a
+   request/reply pair or a paced stream almost never pays it. The price: in a dense stream a
    message may wait up to trail_ns longer, plus the reading of its batch
    (make bench, one 64-byte message per 100 ns: p50 2.3 us, against 0.15
    with trail_ns = 0). trail_ns = 0 turns it off; read_some, peek and wait
@@ -561,15 +563,19 @@ typedef struct shared_ring_producer {
 /* Consumer handle: a plain struct you own. Private fields. */
 typedef struct shared_ring_consumer {
     shared_ring_side s;
-    uint64_t read_pos;     /* last read_pos stored to the region */
-    uint64_t peek_pos;     /* next record to hand out */
-    uint64_t write_cache;  /* largest write_pos seen (validated) */
-    uint32_t peeked;       /* messages handed out by peek, not released */
-    uint32_t trail_ns;     /* the option */
-    uint32_t trailing;     /* 1 while reads trail a dense stream */
-    uint32_t quick_waits;  /* waits in a row that ended within trail_ns */
-    uint32_t trial_gap;    /* quick waits that start the next trial */
-    uint32_t reserved[10]; /* same size as a producer handle, so a handle
+    uint64_t read_pos;    /* last read_pos stored to the region */
+    uint64_t peek_pos;    /* next record to hand out */
+    uint64_t write_cache; /* largest write_pos seen (validated) */
+    uint64_t run_ns;      /* clock at the first quick wait of this run */
+    uint64_t run_msgs;    /* messages delivered before it */
+    uint64_t behind_ns;   /* the last run up to its trial: how long... */
+    uint64_t behind_msgs; /* ...and how many messages, read right behind */
+    uint32_t peeked;      /* messages handed out by peek, not released */
+    uint32_t trail_ns;    /* the option */
+    uint32_t trailing;    /* 1 while reads trail a dense stream */
+    uint32_t quick_waits; /* waits in a row that ended within trail_ns */
+    uint32_t trial_gap;   /* quick waits that start the next trial */
+    uint32_t reserved[3]; /* same size as a producer handle, so a handle
                               of the wrong side is caught by its magic
                               without reading past it */
 } shared_ring_consumer;
@@ -3081,7 +3087,9 @@ SHARED_RING_API int shared_ring_wait(shared_ring_consumer *c, uint64_t timeout_n
    at sparingly (every 8th look at the clock): the producer stores it per
    message, and each look costs it a cache miss. A hold-off that found
    enough messages resets the trial count, so that a rare hiccup in a dense
-   stream does not push the next trial out to 4096 quick waits. */
+   stream does not push the next trial out to 4096 quick waits. The run of
+   quick waits before a trial is timed (two clock reads a run): the rate we
+   read at right behind the producer, which a hold-off must beat. */
 
 /* A wait that ended within trail_ns counts toward a trial of trailing; a
    longer one (any, when trail_ns is 0) says the stream is sparse; none
@@ -3092,10 +3100,28 @@ static void srng_note_wait(shared_ring_consumer *c, uint64_t waits, uint64_t wai
         c->quick_waits = 0;
         return;
     }
-    if (++c->quick_waits < c->trial_gap) return;
+    if (c->quick_waits++ == 0) {
+        c->run_ns = SHARED_RING_NOW_NS();
+        c->run_msgs = c->s.stats.messages;
+    }
+    if (c->quick_waits < c->trial_gap) return;
     c->quick_waits = 0;
     c->trailing = 1;
+    c->behind_ns = SHARED_RING_NOW_NS() - c->run_ns;
+    c->behind_msgs = c->s.stats.messages - c->run_msgs;
     c->s.stats.trails++;
+}
+
+/* Did the producer write `msgs` in `held_ns` at least 5/4 as fast as while
+   we read right behind it (the run before the trial)? If not, our reading
+   did not hold it back: the stream is paced by the producer, and trailing
+   would only add latency. Operands are capped so the products fit. */
+static int srng_trailing_pays(const shared_ring_consumer *c, uint64_t msgs, uint64_t held_ns) {
+    const uint64_t most_msgs = 1u << 24, most_ns = SRNG_CAST(uint64_t, 1) << 32;
+    uint64_t m = msgs < most_msgs ? msgs : most_msgs, h = held_ns < most_ns ? held_ns : most_ns;
+    uint64_t bm = c->behind_msgs < most_msgs ? c->behind_msgs : most_msgs;
+    uint64_t bn = c->behind_ns < most_ns ? c->behind_ns : most_ns;
+    return 4u * m * bn >= 5u * bm * h;
 }
 
 /* Spin until the producer has published SRNG_TRAIL_BYTES past peek_pos (a
@@ -3103,7 +3129,7 @@ static void srng_note_wait(shared_ring_consumer *c, uint64_t waits, uint64_t wai
    it is published), or 0 for no bound: write_pos comes from the region, and
    a value not past peek_pos or beyond a capacity from read_pos bounds
    nothing. *ahead says whether the producer got that far. */
-static uint64_t srng_hold_off(shared_ring_consumer *c, uint64_t ns, int *ahead) {
+static uint64_t srng_hold_off(shared_ring_consumer *c, uint64_t ns, int *ahead, uint64_t *held_ns) {
     const uint64_t quarter = c->s.capacity / 4u;
     const uint64_t most = SRNG_TRAIL_BYTES, want = quarter < most ? quarter : most;
     uint64_t start = SHARED_RING_NOW_NS(), now = start, w = 0;
@@ -3125,17 +3151,21 @@ static uint64_t srng_hold_off(shared_ring_consumer *c, uint64_t ns, int *ahead) 
         if (last) break;
         for (i = 0; i < SRNG_HOLD_PAUSES; i++) srng_cpu_relax();
     }
+    *held_ns = now - start;
     return w > c->peek_pos && w - c->read_pos <= c->s.capacity ? w : 0;
 }
 
 /* A read while trailing: hold off, read up to where the producer was, and
-   stop trailing if the stream turned out sparse. */
+   stop trailing if the stream turned out sparse, or no faster than while
+   we read right behind it. */
 static int srng_read_trailing(shared_ring_consumer *c, shared_ring_read_fn fn, void *user,
                               uint64_t timeout_ns) {
     int ahead, r;
-    uint64_t end = srng_hold_off(c, timeout_ns < c->trail_ns ? timeout_ns : c->trail_ns, &ahead);
+    uint64_t held_ns;
+    uint64_t end =
+        srng_hold_off(c, timeout_ns < c->trail_ns ? timeout_ns : c->trail_ns, &ahead, &held_ns);
     r = srng_read_upto(c, fn, user, end);
-    if (ahead || r >= SRNG_TRAIL_MIN) {
+    if (ahead || (r >= SRNG_TRAIL_MIN && srng_trailing_pays(c, SRNG_CAST(uint64_t, r), held_ns))) {
         c->trial_gap = SRNG_TRIAL_FIRST; /* dense: a hiccup later costs little */
     } else {
         c->trailing = 0;

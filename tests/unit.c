@@ -1388,6 +1388,26 @@ TEST(reads_begin_trailing_after_16_waits_in_a_row_shorter_than_trail_ns) {
     CHECK_EQ(early, 0); /* 15 reads make at most 15 quick waits */
 }
 
+TEST(a_trial_times_the_run_of_quick_waits_before_it) {
+    paced_writer w = { 20, 1000000, 0, 0 }; /* 1 ms apart */
+    uint64_t early = 99;
+    CHECK_EQ(trials_reading_paced(200000000, w, 17, &early), 1);
+    /* delivered before the 16th quick wait: 15, or a few more if a read
+       found two messages waiting (a slow machine) */
+    CHECK(cons.behind_msgs >= 15 && cons.behind_msgs < 20);
+    CHECK(cons.behind_ns >= 10000000 && cons.behind_ns < 1000000000);
+}
+
+TEST(a_paced_stream_that_trailing_does_not_speed_up_ends_trailing) {
+    /* 1 ms apart, as fast held off as read right behind: the first hold-off
+       (200 ms, or until the stream ends) finds the same rate, or less */
+    paced_writer w = { 40, 1000000, 0, 0 };
+    uint64_t early = 99;
+    CHECK_EQ(trials_reading_paced(200000000, w, 15, &early), 1);
+    CHECK_EQ(cons.trailing, 0);
+    CHECK_EQ(cons.trial_gap, 32);
+}
+
 TEST(a_stream_sparser_than_trail_ns_never_trails) {
     paced_writer w = { 24, 5000000, 0, 0 }; /* 5 ms apart */
     uint64_t early = 99;
@@ -1475,6 +1495,41 @@ TEST(a_hold_off_ends_early_when_the_producer_is_far_ahead_and_keeps_trailing) {
     CHECK(test_now_ns() - start < 2000000000u);
     CHECK_EQ(cons.trailing, 1);
     CHECK_EQ(cons.trial_gap, 16);
+}
+
+TEST(a_producer_faster_while_held_off_than_read_behind_keeps_trailing) {
+    seen s = { 0 };
+    setup_trailing_three(2000000); /* 2 ms */
+    cons.behind_msgs = 1;          /* as if read right behind at 1 message a second */
+    cons.behind_ns = 1000000000;
+    for (int i = 0; i < 20; i++)
+        CHECK_EQ(shared_ring_write_bytes(&prod, "x", 1, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_read(&cons, record_message, &s, SHARED_RING_FOREVER), 23);
+    CHECK_EQ(cons.trailing, 1);
+    CHECK_EQ(cons.trial_gap, 16);
+}
+
+TEST(a_producer_no_faster_while_held_off_ends_trailing) {
+    seen s = { 0 };
+    setup_trailing_three(2000000); /* 2 ms */
+    cons.behind_msgs = 1000000;    /* as if read right behind at 10^6 messages a ms */
+    cons.behind_ns = 1000000;
+    for (int i = 0; i < 20; i++)
+        CHECK_EQ(shared_ring_write_bytes(&prod, "x", 1, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_read(&cons, record_message, &s, SHARED_RING_FOREVER), 23);
+    CHECK_EQ(cons.trailing, 0);
+    CHECK_EQ(cons.trial_gap, 32);
+}
+
+TEST(a_producer_less_than_a_quarter_faster_while_held_off_ends_trailing) {
+    seen s = { 0 };
+    setup_trailing_three(2000000); /* 2 ms: 23 messages, 11.5 a ms */
+    cons.behind_msgs = 23;         /* read right behind: 10 a ms */
+    cons.behind_ns = 2300000;
+    for (int i = 0; i < 20; i++)
+        CHECK_EQ(shared_ring_write_bytes(&prod, "x", 1, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_read(&cons, record_message, &s, SHARED_RING_FOREVER), 23);
+    CHECK_EQ(cons.trailing, 0);
 }
 
 TEST(a_trailing_read_with_timeout_zero_does_not_hold_off) {
@@ -2344,6 +2399,8 @@ int main(void) {
     RUN(a_wait_that_spinning_ends_keeps_the_spin);
     RUN(a_blocked_producer_that_sleeps_briefly_doubles_its_spin);
     RUN(reads_begin_trailing_after_16_waits_in_a_row_shorter_than_trail_ns);
+    RUN(a_trial_times_the_run_of_quick_waits_before_it);
+    RUN(a_paced_stream_that_trailing_does_not_speed_up_ends_trailing);
     RUN(a_stream_sparser_than_trail_ns_never_trails);
     RUN(trail_ns_zero_never_trails);
     RUN(a_read_that_times_out_ends_a_run_of_quick_waits);
@@ -2352,6 +2409,9 @@ int main(void) {
     RUN(a_write_pos_beyond_a_capacity_does_not_bound_a_trailing_read);
     RUN(a_hold_off_that_finds_few_messages_ends_trailing_and_doubles_the_next_trial);
     RUN(a_hold_off_ends_early_when_the_producer_is_far_ahead_and_keeps_trailing);
+    RUN(a_producer_faster_while_held_off_than_read_behind_keeps_trailing);
+    RUN(a_producer_no_faster_while_held_off_ends_trailing);
+    RUN(a_producer_less_than_a_quarter_faster_while_held_off_ends_trailing);
     RUN(a_trailing_read_with_timeout_zero_does_not_hold_off);
     RUN(a_hold_off_lasts_no_longer_than_the_read_timeout);
     RUN(write_pos_beyond_capacity_is_corrupt_and_stays_corrupt);
