@@ -172,11 +172,12 @@
    the producer wrote no faster (by 5/4) than while we read right behind
    it, ends it at once: a stream the producer paces gains nothing. The
    next trial then takes twice as many quick waits (up to 4096), so a
-   request/reply pair or a paced stream almost never pays it. The price: in a dense stream a
-   message may wait up to trail_ns longer, plus the reading of its batch
-   (make bench, one 64-byte message per 100 ns: p50 2.3 us, against 0.15
-   with trail_ns = 0). trail_ns = 0 turns it off; read_some, peek and wait
-   never hold off; stats.trails counts the trials.
+   request/reply pair or a paced stream almost never pays it (make bench,
+   one 64-byte message per 100 ns: p50 131 ns, as with trail_ns = 0; 2.3
+   us before this check). The price, in a stream that trailing does speed
+   up: a message may wait up to trail_ns longer, plus the reading of its
+   batch. trail_ns = 0 turns it off; read_some, peek and wait never hold
+   off; stats.trails counts the trials.
 
    Waiting. A side that must wait spins for spin_ns nanoseconds (default
    50 us; time, not a count, because a pause instruction costs 10x more on
@@ -563,19 +564,19 @@ typedef struct shared_ring_producer {
 /* Consumer handle: a plain struct you own. Private fields. */
 typedef struct shared_ring_consumer {
     shared_ring_side s;
-    uint64_t read_pos;    /* last read_pos stored to the region */
-    uint64_t peek_pos;    /* next record to hand out */
-    uint64_t write_cache; /* largest write_pos seen (validated) */
-    uint64_t run_ns;      /* clock at the first quick wait of this run */
-    uint64_t run_msgs;    /* messages delivered before it */
-    uint64_t behind_ns;   /* the last run up to its trial: how long... */
-    uint64_t behind_msgs; /* ...and how many messages, read right behind */
-    uint32_t peeked;      /* messages handed out by peek, not released */
-    uint32_t trail_ns;    /* the option */
-    uint32_t trailing;    /* 1 while reads trail a dense stream */
-    uint32_t quick_waits; /* waits in a row that ended within trail_ns */
-    uint32_t trial_gap;   /* quick waits that start the next trial */
-    uint32_t reserved[3]; /* same size as a producer handle, so a handle
+    uint64_t read_pos;     /* last read_pos stored to the region */
+    uint64_t peek_pos;     /* next record to hand out */
+    uint64_t write_cache;  /* largest write_pos seen (validated) */
+    uint64_t run_ns;       /* clock at the first quick wait of this run */
+    uint64_t run_pos;      /* write_pos then */
+    uint64_t behind_ns;    /* the last run up to its trial: how long, and */
+    uint64_t behind_bytes; /* how far the producer got, read right behind */
+    uint32_t peeked;       /* messages handed out by peek, not released */
+    uint32_t trail_ns;     /* the option */
+    uint32_t trailing;     /* 1 while reads trail a dense stream */
+    uint32_t quick_waits;  /* waits in a row that ended within trail_ns */
+    uint32_t trial_gap;    /* quick waits that start the next trial */
+    uint32_t reserved[3];  /* same size as a producer handle, so a handle
                               of the wrong side is caught by its magic
                               without reading past it */
 } shared_ring_consumer;
@@ -3091,6 +3092,12 @@ SHARED_RING_API int shared_ring_wait(shared_ring_consumer *c, uint64_t timeout_n
    quick waits before a trial is timed (two clock reads a run): the rate we
    read at right behind the producer, which a hold-off must beat. */
 
+/* write_pos, for the producer's rate only: a hostile value can sway
+   whether reads trail, nothing else. */
+static uint64_t srng_write_pos_hint(const shared_ring_consumer *c) {
+    return SRNG_LOAD(srng_u64_at(c->s.region, SRNG_OFF_WRITE_POS), acquire);
+}
+
 /* A wait that ended within trail_ns counts toward a trial of trailing; a
    longer one (any, when trail_ns is 0) says the stream is sparse; none
    (data was there) says we are behind, which trailing would not help. */
@@ -3102,26 +3109,36 @@ static void srng_note_wait(shared_ring_consumer *c, uint64_t waits, uint64_t wai
     }
     if (c->quick_waits++ == 0) {
         c->run_ns = SHARED_RING_NOW_NS();
-        c->run_msgs = c->s.stats.messages;
+        c->run_pos = srng_write_pos_hint(c);
     }
     if (c->quick_waits < c->trial_gap) return;
     c->quick_waits = 0;
     c->trailing = 1;
     c->behind_ns = SHARED_RING_NOW_NS() - c->run_ns;
-    c->behind_msgs = c->s.stats.messages - c->run_msgs;
+    c->behind_bytes = srng_write_pos_hint(c) - c->run_pos;
     c->s.stats.trails++;
 }
 
-/* Did the producer write `msgs` in `held_ns` at least 5/4 as fast as while
+/* What a hold-off saw. */
+typedef struct srng_hold {
+    int ahead;          /* the producer got SRNG_TRAIL_BYTES (or a quarter of
+                           the ring) past the reader */
+    uint64_t ns;        /* how long it held off */
+    uint64_t published; /* how far write_pos moved meanwhile */
+} srng_hold;
+
+static uint64_t srng_at_most(uint64_t x, uint64_t most) { return x < most ? x : most; }
+
+/* Did the producer publish at least 5/4 as fast while we held off as while
    we read right behind it (the run before the trial)? If not, our reading
-   did not hold it back: the stream is paced by the producer, and trailing
-   would only add latency. Operands are capped so the products fit. */
-static int srng_trailing_pays(const shared_ring_consumer *c, uint64_t msgs, uint64_t held_ns) {
-    const uint64_t most_msgs = 1u << 24, most_ns = SRNG_CAST(uint64_t, 1) << 32;
-    uint64_t m = msgs < most_msgs ? msgs : most_msgs, h = held_ns < most_ns ? held_ns : most_ns;
-    uint64_t bm = c->behind_msgs < most_msgs ? c->behind_msgs : most_msgs;
-    uint64_t bn = c->behind_ns < most_ns ? c->behind_ns : most_ns;
-    return 4u * m * bn >= 5u * bm * h;
+   did not hold it back: the producer paces the stream, and trailing would
+   only add latency. Operands are capped so that the products fit. */
+static int srng_trailing_pays(const shared_ring_consumer *c, const srng_hold *h) {
+    const uint64_t most_bytes = SRNG_CAST(uint64_t, 1) << 28, most_ns = SRNG_CAST(uint64_t, 1)
+                                                                        << 32;
+    uint64_t held = srng_at_most(h->published, most_bytes), held_ns = srng_at_most(h->ns, most_ns);
+    uint64_t behind = srng_at_most(c->behind_bytes, most_bytes);
+    return 4u * held * srng_at_most(c->behind_ns, most_ns) >= 5u * behind * held_ns;
 }
 
 /* Spin until the producer has published SRNG_TRAIL_BYTES past peek_pos (a
@@ -3129,12 +3146,12 @@ static int srng_trailing_pays(const shared_ring_consumer *c, uint64_t msgs, uint
    it is published), or 0 for no bound: write_pos comes from the region, and
    a value not past peek_pos or beyond a capacity from read_pos bounds
    nothing. *ahead says whether the producer got that far. */
-static uint64_t srng_hold_off(shared_ring_consumer *c, uint64_t ns, int *ahead, uint64_t *held_ns) {
+static uint64_t srng_hold_off(shared_ring_consumer *c, uint64_t ns, srng_hold *h) {
     const uint64_t quarter = c->s.capacity / 4u;
     const uint64_t most = SRNG_TRAIL_BYTES, want = quarter < most ? quarter : most;
-    uint64_t start = SHARED_RING_NOW_NS(), now = start, w = 0;
+    uint64_t start = SHARED_RING_NOW_NS(), now = start, w = 0, first = 0;
     uint32_t looks, still = 0;
-    *ahead = 0;
+    h->ahead = 0;
     for (looks = 0;; looks++) {
         uint64_t then = now;
         int i, last;
@@ -3142,16 +3159,18 @@ static uint64_t srng_hold_off(shared_ring_consumer *c, uint64_t ns, int *ahead, 
         still = now == then ? still + 1u : 0u;
         last = now - start >= ns || still == SRNG_HOLD_STILL_MAX;
         if (last || looks % SRNG_HOLD_LOOK_EVERY == 0) {
-            w = SRNG_LOAD(srng_u64_at(c->s.region, SRNG_OFF_WRITE_POS), acquire);
+            w = srng_write_pos_hint(c);
+            if (looks == 0) first = w;
             if (w > c->peek_pos && w - c->peek_pos >= want) {
-                *ahead = 1;
+                h->ahead = 1;
                 break;
             }
         }
         if (last) break;
         for (i = 0; i < SRNG_HOLD_PAUSES; i++) srng_cpu_relax();
     }
-    *held_ns = now - start;
+    h->ns = now - start;
+    h->published = w - first;
     return w > c->peek_pos && w - c->read_pos <= c->s.capacity ? w : 0;
 }
 
@@ -3160,12 +3179,10 @@ static uint64_t srng_hold_off(shared_ring_consumer *c, uint64_t ns, int *ahead, 
    we read right behind it. */
 static int srng_read_trailing(shared_ring_consumer *c, shared_ring_read_fn fn, void *user,
                               uint64_t timeout_ns) {
-    int ahead, r;
-    uint64_t held_ns;
-    uint64_t end =
-        srng_hold_off(c, timeout_ns < c->trail_ns ? timeout_ns : c->trail_ns, &ahead, &held_ns);
-    r = srng_read_upto(c, fn, user, end);
-    if (ahead || (r >= SRNG_TRAIL_MIN && srng_trailing_pays(c, SRNG_CAST(uint64_t, r), held_ns))) {
+    srng_hold h;
+    uint64_t end = srng_hold_off(c, timeout_ns < c->trail_ns ? timeout_ns : c->trail_ns, &h);
+    int r = srng_read_upto(c, fn, user, end);
+    if (h.ahead || (r >= SRNG_TRAIL_MIN && srng_trailing_pays(c, &h))) {
         c->trial_gap = SRNG_TRIAL_FIRST; /* dense: a hiccup later costs little */
     } else {
         c->trailing = 0;

@@ -1392,9 +1392,10 @@ TEST(a_trial_times_the_run_of_quick_waits_before_it) {
     paced_writer w = { 20, 1000000, 0, 0 }; /* 1 ms apart */
     uint64_t early = 99;
     CHECK_EQ(trials_reading_paced(200000000, w, 17, &early), 1);
-    /* delivered before the 16th quick wait: 15, or a few more if a read
-       found two messages waiting (a slow machine) */
-    CHECK(cons.behind_msgs >= 15 && cons.behind_msgs < 20);
+    /* the producer's progress from the 1st to the 16th quick wait: 15
+       16-byte records, or a few more if a read found two messages waiting
+       (a slow machine) */
+    CHECK(cons.behind_bytes >= 15 * 16 && cons.behind_bytes < 20 * 16);
     CHECK(cons.behind_ns >= 10000000 && cons.behind_ns < 1000000000);
 }
 
@@ -1497,39 +1498,62 @@ TEST(a_hold_off_ends_early_when_the_producer_is_far_ahead_and_keeps_trailing) {
     CHECK_EQ(cons.trial_gap, 16);
 }
 
-TEST(a_producer_faster_while_held_off_than_read_behind_keeps_trailing) {
+/* Writes 20 one-byte messages about 50 us apart, well within a 200 ms
+   hold-off (a new thread may wait for a CPU for milliseconds). */
+static void *write_20_during_a_hold_off(void *arg) {
+    (void)arg;
+    for (int i = 0; i < 20; i++) {
+        nanosleep(&(struct timespec){ 0, 50000 }, NULL);
+        CHECK_EQ(shared_ring_write_bytes(&prod, "x", 1, SHARED_RING_FOREVER), SHARED_RING_OK);
+    }
+    return NULL;
+}
+
+/* A trailing read with a 200 ms hold-off, as if the producer had published
+   behind_bytes in behind_ns while read right behind: 19 messages wait (so
+   the hold-off finds enough) and 20 come during it. */
+static void trail_while_20_more_come(uint64_t behind_bytes, uint64_t behind_ns) {
     seen s = { 0 };
-    setup_trailing_three(2000000); /* 2 ms */
-    cons.behind_msgs = 1;          /* as if read right behind at 1 message a second */
-    cons.behind_ns = 1000000000;
-    for (int i = 0; i < 20; i++)
-        CHECK_EQ(shared_ring_write_bytes(&prod, "x", 1, 0), SHARED_RING_OK);
-    CHECK_EQ(shared_ring_read(&cons, record_message, &s, SHARED_RING_FOREVER), 23);
+    pthread_t t;
+    setup_trailing_three(200000000);
+    for (int i = 0; i < 16; i++)
+        CHECK_EQ(shared_ring_write_bytes(&prod, "y", 1, 0), SHARED_RING_OK);
+    cons.behind_bytes = behind_bytes;
+    cons.behind_ns = behind_ns;
+    pthread_create(&t, NULL, write_20_during_a_hold_off, NULL);
+    CHECK(shared_ring_read(&cons, record_message, &s, SHARED_RING_FOREVER) >= 19);
+    pthread_join(t, NULL);
+}
+
+TEST(a_producer_faster_while_held_off_than_read_behind_keeps_trailing) {
+    trail_while_20_more_come(16, 1000000000); /* behind: one record a second */
     CHECK_EQ(cons.trailing, 1);
     CHECK_EQ(cons.trial_gap, 16);
 }
 
 TEST(a_producer_no_faster_while_held_off_ends_trailing) {
-    seen s = { 0 };
-    setup_trailing_three(2000000); /* 2 ms */
-    cons.behind_msgs = 1000000;    /* as if read right behind at 10^6 messages a ms */
-    cons.behind_ns = 1000000;
-    for (int i = 0; i < 20; i++)
-        CHECK_EQ(shared_ring_write_bytes(&prod, "x", 1, 0), SHARED_RING_OK);
-    CHECK_EQ(shared_ring_read(&cons, record_message, &s, SHARED_RING_FOREVER), 23);
+    trail_while_20_more_come(1000000000, 1000000); /* behind: 10^9 bytes a ms */
     CHECK_EQ(cons.trailing, 0);
     CHECK_EQ(cons.trial_gap, 32);
 }
 
-TEST(a_producer_less_than_a_quarter_faster_while_held_off_ends_trailing) {
-    seen s = { 0 };
-    setup_trailing_three(2000000); /* 2 ms: 23 messages, 11.5 a ms */
-    cons.behind_msgs = 23;         /* read right behind: 10 a ms */
-    cons.behind_ns = 2300000;
-    for (int i = 0; i < 20; i++)
-        CHECK_EQ(shared_ring_write_bytes(&prod, "x", 1, 0), SHARED_RING_OK);
-    CHECK_EQ(shared_ring_read(&cons, record_message, &s, SHARED_RING_FOREVER), 23);
-    CHECK_EQ(cons.trailing, 0);
+TEST(trailing_pays_only_when_the_producer_is_a_quarter_faster_held_off) {
+    srng_hold h = { 0, 1000, 125 }; /* 125 bytes in 1 us */
+    setup_trailing_three(2000);
+    cons.behind_bytes = 100; /* 100 bytes in 1 us, read right behind */
+    cons.behind_ns = 1000;
+    CHECK(srng_trailing_pays(&cons, &h));
+    h.published = 124;
+    CHECK(!srng_trailing_pays(&cons, &h));
+}
+
+TEST(a_hold_off_counts_only_what_is_published_during_it) {
+    srng_hold h = { 1, 0, 99 };
+    setup_trailing_three(2000); /* 48 bytes published before it */
+    CHECK_EQ(srng_hold_off(&cons, 1000000, &h), 48);
+    CHECK_EQ(h.ahead, 0);
+    CHECK_EQ(h.published, 0);
+    CHECK(h.ns >= 1000000);
 }
 
 TEST(a_trailing_read_with_timeout_zero_does_not_hold_off) {
@@ -2411,7 +2435,8 @@ int main(void) {
     RUN(a_hold_off_ends_early_when_the_producer_is_far_ahead_and_keeps_trailing);
     RUN(a_producer_faster_while_held_off_than_read_behind_keeps_trailing);
     RUN(a_producer_no_faster_while_held_off_ends_trailing);
-    RUN(a_producer_less_than_a_quarter_faster_while_held_off_ends_trailing);
+    RUN(trailing_pays_only_when_the_producer_is_a_quarter_faster_held_off);
+    RUN(a_hold_off_counts_only_what_is_published_during_it);
     RUN(a_trailing_read_with_timeout_zero_does_not_hold_off);
     RUN(a_hold_off_lasts_no_longer_than_the_read_timeout);
     RUN(write_pos_beyond_capacity_is_corrupt_and_stays_corrupt);
