@@ -576,7 +576,9 @@ typedef struct shared_ring_consumer {
     uint32_t trailing;     /* 1 while reads trail a dense stream */
     uint32_t quick_waits;  /* waits in a row that ended within trail_ns */
     uint32_t trial_gap;    /* quick waits that start the next trial */
-    uint32_t reserved[3];  /* same size as a producer handle, so a handle
+    uint32_t slow_holds;   /* hold-offs since the last faster one that
+                              found the stream paced */
+    uint32_t reserved[2];  /* same size as a producer handle, so a handle
                               of the wrong side is caught by its magic
                               without reading past it */
 } shared_ring_consumer;
@@ -2491,6 +2493,8 @@ SHARED_RING_API int shared_ring_attach_producer(shared_ring_producer *p, void *r
 enum {
     SRNG_TRAIL_BYTES = 65536,
     SRNG_TRAIL_MIN = 16,
+    SRNG_SLOW_HOLDS = 2, /* paced hold-offs (no faster one between) that end
+                            trailing */
     SRNG_TRIAL_FIRST = 16,
     SRNG_TRIAL_LAST = 4096,
     SRNG_HOLD_PAUSES = 4,      /* pauses between looks at the clock */
@@ -3129,16 +3133,20 @@ typedef struct srng_hold {
 
 static uint64_t srng_at_most(uint64_t x, uint64_t most) { return x < most ? x : most; }
 
-/* Did the producer publish at least 5/4 as fast while we held off as while
-   we read right behind it (the run before the trial)? If not, our reading
-   did not hold it back: the producer paces the stream, and trailing would
-   only add latency. Operands are capped so that the products fit. */
-static int srng_trailing_pays(const shared_ring_consumer *c, const srng_hold *h) {
-    const uint64_t most_bytes = SRNG_CAST(uint64_t, 1) << 28, most_ns = SRNG_CAST(uint64_t, 1)
-                                                                        << 32;
-    uint64_t held = srng_at_most(h->published, most_bytes), held_ns = srng_at_most(h->ns, most_ns);
-    uint64_t behind = srng_at_most(c->behind_bytes, most_bytes);
-    return 4u * held * srng_at_most(c->behind_ns, most_ns) >= 5u * behind * held_ns;
+/* How fast did the producer publish while we held off, against while we
+   read right behind it (the run before the trial)? SRNG_FASTER (5/4 as
+   fast or more): our reading held it back, and trailing pays. SRNG_PACED
+   (4/5 to 5/4): the producer sets the pace either way, and trailing only
+   adds latency. SRNG_SLOWER: it paused meanwhile, which tells nothing.
+   Operands are capped so that the products fit. */
+enum { SRNG_SLOWER, SRNG_PACED, SRNG_FASTER };
+static int srng_held_rate(const shared_ring_consumer *c, const srng_hold *h) {
+    const uint64_t most_bytes = SRNG_CAST(uint64_t, 1) << 28;
+    const uint64_t most_ns = SRNG_CAST(uint64_t, 1) << 32;
+    uint64_t held = srng_at_most(h->published, most_bytes) * srng_at_most(c->behind_ns, most_ns);
+    uint64_t behind = srng_at_most(c->behind_bytes, most_bytes) * srng_at_most(h->ns, most_ns);
+    if (4u * held >= 5u * behind) return SRNG_FASTER;
+    return 5u * held >= 4u * behind ? SRNG_PACED : SRNG_SLOWER;
 }
 
 /* Spin until the producer has published SRNG_TRAIL_BYTES past peek_pos (a
@@ -3174,19 +3182,30 @@ static uint64_t srng_hold_off(shared_ring_consumer *c, uint64_t ns, srng_hold *h
     return w > c->peek_pos && w - c->read_pos <= c->s.capacity ? w : 0;
 }
 
+/* Back to reading right behind; the next trial takes twice as many quick
+   waits. */
+static void srng_stop_trailing(shared_ring_consumer *c) {
+    c->trailing = 0;
+    c->slow_holds = 0;
+    if (c->trial_gap < SRNG_TRIAL_LAST) c->trial_gap *= 2u;
+}
+
 /* A read while trailing: hold off, read up to where the producer was, and
-   stop trailing if the stream turned out sparse, or no faster than while
-   we read right behind it. */
+   stop trailing if the stream turned out sparse, or paced by the producer
+   (twice, with no faster hold-off between). */
 static int srng_read_trailing(shared_ring_consumer *c, shared_ring_read_fn fn, void *user,
                               uint64_t timeout_ns) {
     srng_hold h;
     uint64_t end = srng_hold_off(c, timeout_ns < c->trail_ns ? timeout_ns : c->trail_ns, &h);
     int r = srng_read_upto(c, fn, user, end);
-    if (h.ahead || (r >= SRNG_TRAIL_MIN && srng_trailing_pays(c, &h))) {
+    int rate = h.ahead ? SRNG_FASTER : srng_held_rate(c, &h);
+    if (!h.ahead && r < SRNG_TRAIL_MIN) {
+        srng_stop_trailing(c); /* sparse */
+    } else if (rate == SRNG_FASTER) {
+        c->slow_holds = 0;
         c->trial_gap = SRNG_TRIAL_FIRST; /* dense: a hiccup later costs little */
-    } else {
-        c->trailing = 0;
-        if (c->trial_gap < SRNG_TRIAL_LAST) c->trial_gap *= 2u;
+    } else if (rate == SRNG_PACED && ++c->slow_holds >= SRNG_SLOW_HOLDS) {
+        srng_stop_trailing(c); /* paced: twice now */
     }
     return r;
 }

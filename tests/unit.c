@@ -1400,11 +1400,12 @@ TEST(a_trial_times_the_run_of_quick_waits_before_it) {
 }
 
 TEST(a_paced_stream_that_trailing_does_not_speed_up_ends_trailing) {
-    /* 1 ms apart, as fast held off as read right behind: the first hold-off
-       (200 ms, or until the stream ends) finds the same rate, or less */
-    paced_writer w = { 40, 1000000, 0, 0 };
+    /* 1 ms apart, as fast held off as read right behind: after 16 quick
+       waits, two hold-offs of 20 ms in a row find the same rate (about 20
+       messages each), and the stream goes on a little longer */
+    paced_writer w = { 64, 1000000, 0, 0 };
     uint64_t early = 99;
-    CHECK_EQ(trials_reading_paced(200000000, w, 15, &early), 1);
+    CHECK_EQ(trials_reading_paced(20000000, w, 15, &early), 1);
     CHECK_EQ(cons.trailing, 0);
     CHECK_EQ(cons.trial_gap, 32);
 }
@@ -1510,9 +1511,11 @@ static void *write_20_during_a_hold_off(void *arg) {
 }
 
 /* A trailing read with a 200 ms hold-off, as if the producer had published
-   behind_bytes in behind_ns while read right behind: 19 messages wait (so
-   the hold-off finds enough) and 20 come during it. */
-static void trail_while_20_more_come(uint64_t behind_bytes, uint64_t behind_ns) {
+   behind_bytes in behind_ns while read right behind, and slow_holds
+   hold-offs before had found it no faster: 19 messages wait (so the
+   hold-off finds enough) and 20 come during it. */
+static void trail_while_20_more_come(uint64_t behind_bytes, uint64_t behind_ns,
+                                     uint32_t slow_holds) {
     seen s = { 0 };
     pthread_t t;
     setup_trailing_three(200000000);
@@ -1520,31 +1523,53 @@ static void trail_while_20_more_come(uint64_t behind_bytes, uint64_t behind_ns) 
         CHECK_EQ(shared_ring_write_bytes(&prod, "y", 1, 0), SHARED_RING_OK);
     cons.behind_bytes = behind_bytes;
     cons.behind_ns = behind_ns;
+    cons.slow_holds = slow_holds;
     pthread_create(&t, NULL, write_20_during_a_hold_off, NULL);
     CHECK(shared_ring_read(&cons, record_message, &s, SHARED_RING_FOREVER) >= 19);
     pthread_join(t, NULL);
 }
 
 TEST(a_producer_faster_while_held_off_than_read_behind_keeps_trailing) {
-    trail_while_20_more_come(16, 1000000000); /* behind: one record a second */
+    trail_while_20_more_come(16, 1000000000, 1); /* behind: one record a second */
     CHECK_EQ(cons.trailing, 1);
     CHECK_EQ(cons.trial_gap, 16);
+    CHECK_EQ(cons.slow_holds, 0); /* a faster one clears an earlier slow one */
 }
 
-TEST(a_producer_no_faster_while_held_off_ends_trailing) {
-    trail_while_20_more_come(1000000000, 1000000); /* behind: 10^9 bytes a ms */
+/* Behind: 320 bytes in 200 ms, what the 200 ms hold-off sees too (a
+   little less if a message comes before it begins): a paced stream. */
+#define PACED_BEHIND 320, 200000000
+
+TEST(one_hold_off_that_finds_the_stream_paced_keeps_trailing) {
+    trail_while_20_more_come(PACED_BEHIND, 0);
+    CHECK_EQ(cons.trailing, 1); /* the producer may have paused */
+    CHECK_EQ(cons.slow_holds, 1);
+}
+
+TEST(a_second_hold_off_that_finds_the_stream_paced_ends_trailing) {
+    trail_while_20_more_come(PACED_BEHIND, 1);
     CHECK_EQ(cons.trailing, 0);
     CHECK_EQ(cons.trial_gap, 32);
 }
 
-TEST(trailing_pays_only_when_the_producer_is_a_quarter_faster_held_off) {
+TEST(a_hold_off_that_finds_the_producer_slower_changes_nothing) {
+    trail_while_20_more_come(1000000000, 1000000, 1); /* behind: 10^9 bytes a ms */
+    CHECK_EQ(cons.trailing, 1);
+    CHECK_EQ(cons.slow_holds, 1);
+}
+
+TEST(held_off_a_quarter_faster_is_faster_a_fifth_slower_is_slower) {
     srng_hold h = { 0, 1000, 125 }; /* 125 bytes in 1 us */
     setup_trailing_three(2000);
     cons.behind_bytes = 100; /* 100 bytes in 1 us, read right behind */
     cons.behind_ns = 1000;
-    CHECK(srng_trailing_pays(&cons, &h));
+    CHECK_EQ(srng_held_rate(&cons, &h), SRNG_FASTER);
     h.published = 124;
-    CHECK(!srng_trailing_pays(&cons, &h));
+    CHECK_EQ(srng_held_rate(&cons, &h), SRNG_PACED);
+    h.published = 80;
+    CHECK_EQ(srng_held_rate(&cons, &h), SRNG_PACED);
+    h.published = 79;
+    CHECK_EQ(srng_held_rate(&cons, &h), SRNG_SLOWER);
 }
 
 TEST(a_hold_off_counts_only_what_is_published_during_it) {
@@ -2434,8 +2459,10 @@ int main(void) {
     RUN(a_hold_off_that_finds_few_messages_ends_trailing_and_doubles_the_next_trial);
     RUN(a_hold_off_ends_early_when_the_producer_is_far_ahead_and_keeps_trailing);
     RUN(a_producer_faster_while_held_off_than_read_behind_keeps_trailing);
-    RUN(a_producer_no_faster_while_held_off_ends_trailing);
-    RUN(trailing_pays_only_when_the_producer_is_a_quarter_faster_held_off);
+    RUN(one_hold_off_that_finds_the_stream_paced_keeps_trailing);
+    RUN(a_second_hold_off_that_finds_the_stream_paced_ends_trailing);
+    RUN(a_hold_off_that_finds_the_producer_slower_changes_nothing);
+    RUN(held_off_a_quarter_faster_is_faster_a_fifth_slower_is_slower);
     RUN(a_hold_off_counts_only_what_is_published_during_it);
     RUN(a_trailing_read_with_timeout_zero_does_not_hold_off);
     RUN(a_hold_off_lasts_no_longer_than_the_read_timeout);
