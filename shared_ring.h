@@ -3190,16 +3190,12 @@ static void srng_stop_trailing(shared_ring_consumer *c) {
     if (c->trial_gap < SRNG_TRIAL_LAST) c->trial_gap *= 2u;
 }
 
-/* A read while trailing: hold off, read up to where the producer was, and
-   stop trailing if the stream turned out sparse, or paced by the producer
-   (twice, with no faster hold-off between). */
-static int srng_read_trailing(shared_ring_consumer *c, shared_ring_read_fn fn, void *user,
-                              uint64_t timeout_ns) {
-    srng_hold h;
-    uint64_t end = srng_hold_off(c, timeout_ns < c->trail_ns ? timeout_ns : c->trail_ns, &h);
-    int r = srng_read_upto(c, fn, user, end);
-    int rate = h.ahead ? SRNG_FASTER : srng_held_rate(c, &h);
-    if (!h.ahead && r < SRNG_TRAIL_MIN) {
+/* After a hold-off `h` and a read of `count` messages: go on trailing, or
+   stop if the stream turned out sparse, or paced by the producer (twice,
+   with no faster hold-off between). */
+static void srng_judge_hold_off(shared_ring_consumer *c, const srng_hold *h, int count) {
+    int rate = h->ahead ? SRNG_FASTER : srng_held_rate(c, h);
+    if (!h->ahead && count < SRNG_TRAIL_MIN) {
         srng_stop_trailing(c); /* sparse */
     } else if (rate == SRNG_FASTER) {
         c->slow_holds = 0;
@@ -3207,6 +3203,16 @@ static int srng_read_trailing(shared_ring_consumer *c, shared_ring_read_fn fn, v
     } else if (rate == SRNG_PACED && ++c->slow_holds >= SRNG_SLOW_HOLDS) {
         srng_stop_trailing(c); /* paced: twice now */
     }
+}
+
+/* A read while trailing: hold off, read up to where the producer was, and
+   judge the hold-off. */
+static int srng_read_trailing(shared_ring_consumer *c, shared_ring_read_fn fn, void *user,
+                              uint64_t timeout_ns) {
+    srng_hold h;
+    uint64_t end = srng_hold_off(c, timeout_ns < c->trail_ns ? timeout_ns : c->trail_ns, &h);
+    int r = srng_read_upto(c, fn, user, end);
+    srng_judge_hold_off(c, &h, r); /* a negative r counts as sparse */
     return r;
 }
 

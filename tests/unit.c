@@ -1405,9 +1405,9 @@ TEST(a_paced_stream_that_trailing_does_not_speed_up_ends_trailing) {
        messages each), and the stream goes on a little longer */
     paced_writer w = { 64, 1000000, 0, 0 };
     uint64_t early = 99;
-    CHECK_EQ(trials_reading_paced(20000000, w, 15, &early), 1);
+    CHECK(trials_reading_paced(20000000, w, 15, &early) >= 1);
     CHECK_EQ(cons.trailing, 0);
-    CHECK_EQ(cons.trial_gap, 32);
+    CHECK(cons.trial_gap >= 32); /* more, if a slow machine made two trials */
 }
 
 TEST(a_stream_sparser_than_trail_ns_never_trails) {
@@ -1533,29 +1533,48 @@ TEST(a_producer_faster_while_held_off_than_read_behind_keeps_trailing) {
     trail_while_20_more_come(16, 1000000000, 1); /* behind: one record a second */
     CHECK_EQ(cons.trailing, 1);
     CHECK_EQ(cons.trial_gap, 16);
-    CHECK_EQ(cons.slow_holds, 0); /* a faster one clears an earlier slow one */
 }
 
-/* Behind: 320 bytes in 200 ms, what the 200 ms hold-off sees too (a
-   little less if a message comes before it begins): a paced stream. */
-#define PACED_BEHIND 320, 200000000
+/* Judging a hold-off (cons.slow_holds and the rest are private): one
+   that found the stream paced, as fast as read right behind, counts once. */
+static void judge(uint64_t published, int count) {
+    srng_hold h = { 0, 1000000, published }; /* held off 1 ms */
+    cons.behind_bytes = 1000;                /* read right behind: 1000 bytes a ms */
+    cons.behind_ns = 1000000;
+    srng_judge_hold_off(&cons, &h, count);
+}
 
 TEST(one_hold_off_that_finds_the_stream_paced_keeps_trailing) {
-    trail_while_20_more_come(PACED_BEHIND, 0);
+    setup_trailing_three(2000);
+    judge(1000, 20);
     CHECK_EQ(cons.trailing, 1); /* the producer may have paused */
     CHECK_EQ(cons.slow_holds, 1);
 }
 
 TEST(a_second_hold_off_that_finds_the_stream_paced_ends_trailing) {
-    trail_while_20_more_come(PACED_BEHIND, 1);
+    setup_trailing_three(2000);
+    judge(1000, 20);
+    judge(1000, 20);
     CHECK_EQ(cons.trailing, 0);
     CHECK_EQ(cons.trial_gap, 32);
 }
 
-TEST(a_hold_off_that_finds_the_producer_slower_changes_nothing) {
-    trail_while_20_more_come(1000000000, 1000000, 1); /* behind: 10^9 bytes a ms */
+TEST(a_faster_hold_off_between_two_paced_ones_keeps_trailing) {
+    setup_trailing_three(2000);
+    judge(1000, 20);
+    judge(2000, 40);
+    judge(1000, 20);
     CHECK_EQ(cons.trailing, 1);
     CHECK_EQ(cons.slow_holds, 1);
+}
+
+TEST(a_hold_off_that_finds_the_producer_slower_changes_nothing) {
+    setup_trailing_three(2000);
+    judge(1000, 20);
+    judge(100, 20);
+    CHECK_EQ(cons.trailing, 1);
+    CHECK_EQ(cons.slow_holds, 1);
+    CHECK_EQ(cons.trial_gap, 16);
 }
 
 TEST(held_off_a_quarter_faster_is_faster_a_fifth_slower_is_slower) {
@@ -2461,6 +2480,7 @@ int main(void) {
     RUN(a_producer_faster_while_held_off_than_read_behind_keeps_trailing);
     RUN(one_hold_off_that_finds_the_stream_paced_keeps_trailing);
     RUN(a_second_hold_off_that_finds_the_stream_paced_ends_trailing);
+    RUN(a_faster_hold_off_between_two_paced_ones_keeps_trailing);
     RUN(a_hold_off_that_finds_the_producer_slower_changes_nothing);
     RUN(held_off_a_quarter_faster_is_faster_a_fifth_slower_is_slower);
     RUN(a_hold_off_counts_only_what_is_published_during_it);
