@@ -168,15 +168,16 @@
    bench). So when 16 waits in a row each ended within trail_ns (default
    2 us: a dense stream), shared_ring_read lets the producer run ahead: it
    holds off up to trail_ns, or until 64 KiB more are published, then reads
-   the batch. A hold-off that finds fewer than 16 messages, or finds that
-   the producer wrote no faster (by 5/4) than while we read right behind
-   it, ends it at once: a stream the producer paces gains nothing. The
-   next trial then takes twice as many quick waits (up to 4096), so a
+   the batch. A hold-off that finds fewer than 16 messages ends it at
+   once; so do two that find the producer publishing at the rate it had
+   while we read right behind it (within 4/5..5/4; timed over the quick
+   waits before the trial): a stream the producer paces gains nothing.
+   The next trial then takes twice as many quick waits (up to 4096), so a
    request/reply pair or a paced stream almost never pays it (make bench,
-   one 64-byte message per 100 ns: p50 131 ns, as with trail_ns = 0; 2.3
-   us before this check). The price, in a stream that trailing does speed
-   up: a message may wait up to trail_ns longer, plus the reading of its
-   batch. trail_ns = 0 turns it off; read_some, peek and wait never hold
+   one 64-byte message per 100 ns: p50 120-160 ns, as with trail_ns = 0;
+   2.3 us without this check). The price, in a stream that trailing does
+   speed up: a message may wait up to trail_ns longer, plus the reading of
+   its batch. trail_ns = 0 turns it off; read_some, peek and wait never hold
    off; stats.trails counts the trials.
 
    Waiting. A side that must wait spins for spin_ns nanoseconds (default
