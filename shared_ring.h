@@ -3151,10 +3151,12 @@ static int srng_held_rate(const shared_ring_consumer *c, const srng_hold *h) {
 }
 
 /* Spin until the producer has published SRNG_TRAIL_BYTES past peek_pos (a
-   quarter of the ring, if that is less), or `ns` passed. Returns where to stop reading (write_pos: every record before
-   it is published), or 0 for no bound: write_pos comes from the region, and
-   a value not past peek_pos or beyond a capacity from read_pos bounds
-   nothing. *ahead says whether the producer got that far. */
+   quarter of the ring, if that is less), or `ns` passed. Returns where to
+   stop reading (write_pos: every record before it is published), or 0 for
+   no bound: write_pos comes from the region, and a value not past peek_pos
+   or beyond a capacity from read_pos bounds nothing. *h gets whether the
+   producer got that far, how long the hold-off took and how far write_pos
+   moved meanwhile. */
 static uint64_t srng_hold_off(shared_ring_consumer *c, uint64_t ns, srng_hold *h) {
     const uint64_t quarter = c->s.capacity / 4u;
     const uint64_t most = SRNG_TRAIL_BYTES, want = quarter < most ? quarter : most;
