@@ -579,7 +579,7 @@ typedef struct shared_ring_consumer {
     uint32_t trial_gap;    /* quick waits that start the next trial */
     uint32_t slow_holds;   /* hold-offs since the last faster one that
                               found the stream paced */
-    uint32_t reserved[2];  /* same size as a producer handle, so a handle
+    uint32_t reserved[1];  /* same size as a producer handle, so a handle
                               of the wrong side is caught by its magic
                               without reading past it */
 } shared_ring_consumer;
