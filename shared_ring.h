@@ -3158,8 +3158,7 @@ static int srng_held_rate(const shared_ring_consumer *c, const srng_hold *h) {
    producer got that far, how long the hold-off took and how far write_pos
    moved meanwhile. */
 static uint64_t srng_hold_off(shared_ring_consumer *c, uint64_t ns, srng_hold *h) {
-    const uint64_t quarter = c->s.capacity / 4u;
-    const uint64_t most = SRNG_TRAIL_BYTES, want = quarter < most ? quarter : most;
+    const uint64_t want = srng_at_most(c->s.capacity / 4u, SRNG_TRAIL_BYTES);
     uint64_t start = SHARED_RING_NOW_NS(), now = start, w = 0, first = 0;
     uint32_t looks, still = 0;
     h->ahead = 0;
@@ -3213,7 +3212,7 @@ static void srng_judge_hold_off(shared_ring_consumer *c, const srng_hold *h, int
 static int srng_read_trailing(shared_ring_consumer *c, shared_ring_read_fn fn, void *user,
                               uint64_t timeout_ns) {
     srng_hold h;
-    uint64_t end = srng_hold_off(c, timeout_ns < c->trail_ns ? timeout_ns : c->trail_ns, &h);
+    uint64_t end = srng_hold_off(c, srng_at_most(timeout_ns, c->trail_ns), &h);
     int r = srng_read_upto(c, fn, user, end);
     srng_judge_hold_off(c, &h, r); /* a negative r counts as sparse */
     return r;
