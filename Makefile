@@ -8,6 +8,8 @@
 #   make instructions   callgrind: instructions per 64-byte message, one
 #                thread (INSTR_HEADER=path compares another shared_ring.h)
 #   make peers AERON=path   side by side with Aeron's C SPSC ring
+#   make alone   each side's calls timed alone, one thread, against the same
+#                copy written inline (64 B and 256 B)
 #   make install PREFIX=/usr/local [DESTDIR=...]   header, pkg-config, CMake package
 #   make uninstall, make clean
 # Honours CC, CXX, CFLAGS, CXXFLAGS, LDFLAGS, PREFIX, DESTDIR.
@@ -52,9 +54,9 @@ VERSION = $(shell sed -n 's/^\#define SHARED_RING_VERSION "\(.*\)"/\1/p' shared_
 
 .PHONY: all test check bench examples run-examples install uninstall clean tsan asan \
         compile-tests readme-check ecosystem-tests \
-        fuzz fuzz-replay asan-fuzz-replay crash-loop memcheck stress matrix instructions peers
+        fuzz fuzz-replay asan-fuzz-replay crash-loop memcheck stress matrix instructions peers alone
 
-all: $(B)/unit $(B)/stress $(B)/crash $(addprefix $(EB)/,$(EXAMPLES)) bench/bench tools/shared_ring_stat
+all: $(B)/unit $(B)/stress $(B)/crash $(addprefix $(EB)/,$(EXAMPLES)) bench/bench $(B)/alone tools/shared_ring_stat
 
 # The inspector: look at a live ring in a file (or /dev/shm/NAME) from outside.
 tools/shared_ring_stat: tools/shared_ring_stat.c $(HDR)
@@ -284,6 +286,13 @@ instructions: bench/instructions.c $(HDR) | $(B)
 
 peers:
 	sh bench/peers/aeron.sh "$(AERON)"
+
+$(B)/alone: bench/alone.c $(HDR) | $(B)
+	$(CC) -std=c11 -O3 -g $(WARN) -o $@ bench/alone.c $(LDFLAGS) $(LIBS)
+
+alone: $(B)/alone
+	./$(B)/alone 64
+	./$(B)/alone 256
 
 clean:
 	rm -rf $(B) $(EB) bench/bench tools/shared_ring_stat
