@@ -199,7 +199,7 @@
    The price: a stream whose gaps wander within a factor of two of the
    spin may keep a CPU spinning up to spin_max_ns per wait. spin_max_ns at
    or below spin_ns keeps the spin fixed; stats.spin_now_ns shows it.
-   shared_ring_wait_any spins its first ring's spin_ns, fixed.
+   shared_ring_wait_any spins, and adapts, its first ring's budget.
 
    Mixed builds. The two sides may be built differently (one with
    SHARED_RING_NO_OS_WAIT, one with wait hooks, one default). Each records
@@ -3463,14 +3463,13 @@ SHARED_RING_API int shared_ring_wait_any(shared_ring_consumer *const *rings, siz
     if (r >= 0) return r;
     if (timeout_ns == 0) return SHARED_RING_EMPTY;
     start = SHARED_RING_NOW_NS();
-    if (first->spin_ns != 0) {
-        /* Spin (the first ring's spin_ns) looking at every ring, cheaply. */
+    if (first->spin_now != 0) {
+        /* Spin (the first ring's spin budget) looking at every ring, cheaply. */
         srng_set set;
         set.rings = rings;
         set.n = n;
-        r = srng_spin(srng_set_ready, &set, start,
-                      first->spin_ns < timeout_ns ? first->spin_ns : timeout_ns, &first->round_ns,
-                      &elapsed);
+        r = srng_spin(srng_set_ready, &set, start, srng_at_most(first->spin_now, timeout_ns),
+                      &first->round_ns, &elapsed);
         if (r > 0) return r - 1;
     }
     for (;;) {
@@ -3496,6 +3495,9 @@ SHARED_RING_API int shared_ring_wait_any(shared_ring_consumer *const *rings, siz
         elapsed = srng_elapsed_after(start, elapsed, left);
     }
     srng_announce_many(rings, n, 0);
+    /* The first ring's spin adapts as in srng_block: any ring with
+       something to report counts as found. */
+    srng_adapt_spin(first, r >= 0, srng_elapsed_after(start, elapsed, 0));
     return r;
 }
 

@@ -2163,10 +2163,11 @@ static shared_ring_producer set_prod[SET_RINGS];
 static shared_ring_consumer set_cons[SET_RINGS];
 static shared_ring_consumer *set[SET_RINGS];
 
-static void setup_set(size_t n, uint32_t spin_ns) {
+static void setup_set_spin(size_t n, uint32_t spin_ns, uint32_t spin_max_ns) {
     shared_ring_options o = SHARED_RING_OPTIONS_INIT;
     size_t i;
     o.spin_ns = spin_ns;
+    o.spin_max_ns = spin_max_ns;
     for (i = 0; i < n; i++) {
         CHECK_EQ(shared_ring_format(set_regions[i], sizeof set_regions[i], SET_CAP, 0),
                  SHARED_RING_OK);
@@ -2178,6 +2179,10 @@ static void setup_set(size_t n, uint32_t spin_ns) {
             SHARED_RING_OK);
         set[i] = &set_cons[i];
     }
+}
+
+static void setup_set(size_t n, uint32_t spin_ns) {
+    setup_set_spin(n, spin_ns, SHARED_RING_DEFAULT_SPIN_MAX_NS);
 }
 
 TEST(wait_any_returns_the_index_of_the_ring_that_has_a_message) {
@@ -2249,6 +2254,20 @@ TEST(sleeping_wait_any_wakes_when_any_ring_gets_a_message) { check_wakes_on_a_la
 
 TEST(sleeping_wait_any_over_more_rings_than_one_system_call_takes_still_wakes) {
     check_wakes_on_a_late_write(SET_RINGS, SET_RINGS - 1);
+}
+
+/* wait_any adapts the first ring's spin as wait does: a message that comes
+   60 ms into a 40 ms spin doubles it. */
+TEST(wait_any_adapts_the_first_rings_spin) {
+    later_write w = { 1, 60 };
+    shared_ring_stats st = { 0 };
+    pthread_t t;
+    setup_set_spin(2, SPIN_40MS, 1000000000); /* up to 1 s */
+    pthread_create(&t, NULL, write_to_ring_later, &w);
+    CHECK_EQ(shared_ring_wait_any(set, 2, 10000000000ULL), 1);
+    pthread_join(t, NULL);
+    CHECK_EQ(shared_ring_consumer_stats(set[0], &st), SHARED_RING_OK);
+    CHECK_EQ(st.spin_now_ns, 2 * SPIN_40MS);
 }
 
 static shared_ring_consumer *wait_any_target;
@@ -2539,6 +2558,7 @@ int main(void) {
     RUN(wait_any_on_a_producer_handle_is_a_handle_error);
     RUN(sleeping_wait_any_wakes_when_any_ring_gets_a_message);
     RUN(sleeping_wait_any_over_more_rings_than_one_system_call_takes_still_wakes);
+    RUN(wait_any_adapts_the_first_rings_spin);
     RUN(wait_any_inside_a_read_callback_is_a_state_error);
     RUN(format_writes_a_fresh_nonzero_ring_id_each_time);
     RUN(attach_records_this_process_as_the_sides_owner);
