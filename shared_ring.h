@@ -2996,6 +2996,12 @@ static int srng_deliver(shared_ring_consumer *c, shared_ring_read_fn fn, void *u
                     r = SHARED_RING_ERR_CORRUPT;
                     break;
                 }
+                /* Like any record, padding is passed only within count_end:
+                   `left` below counts from pos up to it, and would wrap
+                   (skipping every check) if pos went past. A trailing
+                   read's end (write_pos, from the region) inside the
+                   padding stops here; the next call goes on. */
+                if (lap_end - pos > count_end - pos) break;
                 pos = lap_end;
                 off = 0;
                 left = 0;

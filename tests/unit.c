@@ -1643,6 +1643,54 @@ TEST(write_pos_moving_backwards_is_corrupt) {
     CHECK_EQ(shared_ring_wait(&cons, 0), SHARED_RING_ERR_CORRUPT);
 }
 
+/* A hostile producer's record of 8 bytes at position `pos` (16 in all),
+   written where a 256-byte ring puts it. */
+static void forge_record_256(uint64_t pos) {
+    set_region_u64(SHARED_RING_HEADER_SIZE + (size_t)(pos & 255u), (pos | 1u) << 32 | 8u);
+}
+
+/* Once the read passed them, records at [320, 528): offsets 64 to 240 of
+   the next lap, and one more just past the data area. */
+static int forge_past_the_limit_on_second(void *user, const void *data, size_t len) {
+    seen *s = (seen *)user;
+    record_message(user, data, len);
+    if (s->count == 2) {
+        uint64_t pos;
+        for (pos = 320; pos < 512; pos += 16) forge_record_256(pos);
+        set_region_u64(SHARED_RING_HEADER_SIZE + 256, (uint64_t)(512 | 1) << 32 | 8u);
+    }
+    return 0;
+}
+
+/* The consumer released [0, 64), so records may end at 320. Forged: a
+   record at 64, padding from 80 to the lap's end, records at 256..304, and
+   write_pos 88, inside the padding. A trailing read stops at the padding;
+   the next read finds the records up to 320 and then corruption, and
+   nothing from beyond the data area. */
+TEST(a_write_pos_inside_padding_does_not_carry_a_trailing_read_past_its_bounds) {
+    seen s = { 0 };
+    char buf[56] = { 0 };
+    const unsigned char *data = region + SHARED_RING_HEADER_SIZE;
+    uint64_t pos;
+    int i;
+    setup(256, 0);
+    CHECK_EQ(shared_ring_write_bytes(&prod, buf, sizeof buf, 0), SHARED_RING_OK);
+    CHECK_EQ(drain(&s), 1);
+    forge_record_256(64);
+    set_region_u64(SHARED_RING_HEADER_SIZE + 80, (uint64_t)(80 | 1) << 32 | 0xFFFFFFFFu);
+    for (pos = 256; pos < 320; pos += 16) forge_record_256(pos);
+    set_region_u64(128, 88);
+    cons.trailing = 1;
+    memset(&s, 0, sizeof s);
+    CHECK_EQ(shared_ring_read(&cons, forge_past_the_limit_on_second, &s, SHARED_RING_FOREVER), 1);
+    CHECK_EQ(shared_ring_read_some(&cons, forge_past_the_limit_on_second, &s),
+             SHARED_RING_ERR_CORRUPT);
+    CHECK_EQ(s.count, 1 + 5); /* 64, then 256..320 */
+    for (i = 0; i < s.count; i++)
+        CHECK((const unsigned char *)s.ptrs[i] >= data &&
+              (const unsigned char *)s.ptrs[i] + s.lens[i] <= data + 256);
+}
+
 TEST(write_pos_past_a_position_without_a_record_is_corrupt) {
     seen s;
     setup(1024, 0);
@@ -2489,6 +2537,7 @@ int main(void) {
     RUN(a_trailing_read_stops_where_write_pos_was);
     RUN(a_write_pos_inside_the_first_record_does_not_stop_a_trailing_read);
     RUN(a_write_pos_beyond_a_capacity_does_not_bound_a_trailing_read);
+    RUN(a_write_pos_inside_padding_does_not_carry_a_trailing_read_past_its_bounds);
     RUN(a_hold_off_that_finds_few_messages_ends_trailing_and_doubles_the_next_trial);
     RUN(a_hold_off_ends_early_when_the_producer_is_far_ahead_and_keeps_trailing);
     RUN(a_producer_faster_while_held_off_than_read_behind_keeps_trailing);
