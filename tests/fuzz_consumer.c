@@ -2,7 +2,7 @@
    (header and data area) plus a list of consumer operations and of
    "peer" moves (write_pos jumps, closing, record headers with a valid tag
    for their position, some of them written while the consumer is inside
-   its callback); reads include trailing ones, which trust write_pos as a
+   its callback, runs of such records up to the end of a lap); reads include trailing ones, which trust write_pos as a
    bound. Whatever the bytes, every call must return valid data or
    an error code, and nothing outside the region may be touched: the region
    is an exact-size heap block, so AddressSanitizer flags any access past
@@ -39,6 +39,22 @@ static void forge_header(unsigned step, uint32_t len) {
     uint64_t pos = (get_u64(fuzz_region, 256) & ~(uint64_t)7) + 8u * step;
     uint64_t hdr = (uint64_t)((uint32_t)pos | 1u) << 32 | len;
     put_u64(fuzz_region, SHARED_RING_HEADER_SIZE + (size_t)(pos & (fuzz_capacity - 1)), hdr);
+}
+
+/* The peer publishes a run of equal records, each with the right tag, from
+   read_pos (or the start of the next lap) + 8 * (0..3) to the end of that
+   lap: a chain for the consumer to follow, which random bytes almost
+   never give. Payloads of 8, 16, 32 or 64 bytes. */
+static void forge_chain(uint8_t seed) {
+    uint64_t read_pos = get_u64(fuzz_region, 256) & ~(uint64_t)7;
+    uint64_t base = seed & 32u ? (read_pos | (fuzz_capacity - 1)) + 1u : read_pos;
+    uint64_t pos = base + 8u * ((seed >> 6) & 3u), rec = (8u << ((seed >> 2) & 3u)) + 8u;
+    while ((pos & (fuzz_capacity - 1)) + rec <= fuzz_capacity) {
+        uint64_t hdr = (uint64_t)((uint32_t)pos | 1u) << 32 | (rec - 8u);
+        put_u64(fuzz_region, SHARED_RING_HEADER_SIZE + (size_t)(pos & (fuzz_capacity - 1)), hdr);
+        pos += rec;
+        if ((pos & (fuzz_capacity - 1)) == 0) break; /* the lap is full */
+    }
 }
 
 static uint32_t forged_length(uint8_t seed) {
@@ -118,8 +134,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t n) {
             break;
         case 3: q = shared_ring_release(&c); break;
         case 4: q = shared_ring_wait(&c, 0); break;
-        case 5: /* the peer moves write_pos anywhere */
-            put_u64(region, 128, (uint64_t)(ops[i] >> 3) * 8u * (ops[i] & 8u ? 17u : 1u));
+        case 5: /* the peer moves write_pos: a few records past read_pos
+                   (into a record, onto padding), or anywhere in two laps */
+            put_u64(region, 128,
+                    ops[i] & 8u
+                        ? (get_u64(region, 256) & ~(uint64_t)7) + (uint64_t)(ops[i] >> 4) * 8u
+                        : (uint64_t)(ops[i] >> 4) * 8u * 17u);
             q = 0;
             break;
         case 6: /* the peer rewrites the header after attach */
@@ -137,8 +157,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t n) {
             forge_header(ops[i] >> 4, forged_length((uint8_t)(ops[i] * 37u)));
             q = 0;
             break;
-        case 12: /* the peer will write headers during our callbacks */
-            forge_in_callback = (uint8_t)(ops[i] | 1u);
+        case 12: /* the peer publishes a chain of records, or will write
+                    headers during our callbacks */
+            if (ops[i] & 16u)
+                forge_chain(ops[i]);
+            else
+                forge_in_callback = (uint8_t)(ops[i] | 1u);
             q = 0;
             break;
         case 13: /* the peer rewrites max_message after attach */
