@@ -1211,6 +1211,8 @@ static uint64_t srng_record_size(uint64_t len) {
     return (len + SRNG_REC_HEADER + 7u) & ~SRNG_CAST(uint64_t, 7u);
 }
 
+static uint64_t srng_at_most(uint64_t x, uint64_t most) { return x < most ? x : most; }
+
 /* The tag a record header carries says "published at this position": the
    low 32 bits of the position with bit 0 set (positions are multiples of 8).
    It is never 0, so the zero word the producer leaves where its next record
@@ -2976,7 +2978,7 @@ static int srng_deliver(shared_ring_consumer *c, shared_ring_read_fn fn, void *u
     uint64_t pos = c->peek_pos, off = pos & mask, left = 0, bytes = 0;
     uint64_t largest = c->s.stats.largest;
     int count = 0, r = 0;
-    if (end != 0 && end < count_end) count_end = end;
+    if (end != 0 && end - pos < count_end - pos) count_end = end;
     srng_enter_callback(&c->s);
     for (;;) {
         /* The header word is loaded once (acquire: it was stored after the
@@ -2987,33 +2989,39 @@ static int srng_deliver(shared_ring_consumer *c, shared_ring_read_fn fn, void *u
         if (SRNG_CAST(uint32_t, h >> 32) != srng_tag(pos)) break; /* not published yet */
         rec = srng_record_size(len);
         if (!SRNG_LIKELY(len <= max && rec < left)) {
-            const uint64_t lap_end = pos - off + cap, stop = lap_end < limit ? lap_end : limit;
+            /* Every bound is a distance from pos, never a comparison of
+               two positions: a hostile region may start its counters near
+               2^64, where one of them wraps before the other. pos stays
+               within a capacity of read_pos and before count_end, so
+               these differences are the true distances. */
+            const uint64_t to_lap_end = cap - off, to_limit = limit - pos;
+            const uint64_t to_count_end = count_end - pos;
+            const uint64_t room = srng_at_most(to_lap_end, to_limit);
             if (len > max) {
                 /* Only padding may be longer: it runs to the end of the
                    data area, and never starts at offset 0 (the record
                    would fit there). */
-                if (len != SRNG_PAD_LEN || off == 0 || lap_end > limit) {
+                if (len != SRNG_PAD_LEN || off == 0 || to_lap_end > to_limit) {
                     r = SHARED_RING_ERR_CORRUPT;
                     break;
                 }
-                /* Like any record, padding is passed only within count_end:
-                   `left` below counts from pos up to it, and would wrap
-                   (skipping every check) if pos went past. A trailing
+                /* Like any record, padding is passed only within count_end
+                   (else `left` would wrap and every check stop). A trailing
                    read's end (write_pos, from the region) inside the
                    padding stops here; the next call goes on. */
-                if (lap_end - pos > count_end - pos) break;
-                pos = lap_end;
+                if (to_lap_end > to_count_end) break;
+                pos += to_lap_end;
                 off = 0;
                 left = 0;
                 continue;
             }
-            if (rec > stop - pos) {
+            if (rec > room) {
                 r = SHARED_RING_ERR_CORRUPT;
                 break;
             }
-            if (rec > count_end - pos) break; /* INT_MAX messages or `end`: the rest next call */
-            left = (stop < count_end ? stop : count_end) - pos;
-            if (rec == lap_end - pos) {
+            if (rec > to_count_end) break; /* INT_MAX messages or `end`: the rest next call */
+            left = srng_at_most(room, to_count_end);
+            if (rec == to_lap_end) {
                 /* The lap's last record: the next one is at offset 0
                    (unsigned wrap), and gets the full check (left 0). */
                 off -= cap;
@@ -3137,8 +3145,6 @@ typedef struct srng_hold {
     uint64_t ns;        /* how long it held off */
     uint64_t published; /* how far write_pos moved meanwhile */
 } srng_hold;
-
-static uint64_t srng_at_most(uint64_t x, uint64_t most) { return x < most ? x : most; }
 
 /* How fast did the producer publish while we held off, against while we
    read right behind it (the run before the trial)? SRNG_FASTER (5/4 as

@@ -1691,6 +1691,31 @@ TEST(a_write_pos_inside_padding_does_not_carry_a_trailing_read_past_its_bounds) 
               (const unsigned char *)s.ptrs[i] + s.lens[i] <= data + 256);
 }
 
+/* A hostile region may start its positions anywhere; 64-bit counters near
+   2^64 wrap. Forged: positions 2^64 - 1024, a lap of 16 records, and one
+   more just past the data area. A read delivers the lap and stops at its
+   end: every bound is a distance from the read position, never a
+   comparison of two positions that may have wrapped. */
+TEST(positions_about_to_wrap_keep_reads_inside_the_data_area) {
+    seen s = { 0 };
+    const uint64_t start = (uint64_t)0 - 1024u;
+    const unsigned char *data = region + SHARED_RING_HEADER_SIZE;
+    uint64_t pos;
+    int i;
+    memset(region, 0, sizeof region);
+    region_bytes = shared_ring_region_size(256);
+    CHECK_EQ(shared_ring_format(region, region_bytes, 256, 0), SHARED_RING_OK);
+    set_region_u64(128, start);
+    set_region_u64(256, start);
+    for (pos = start; pos < start + 256; pos += 16) forge_record_256(pos);
+    set_region_u64(SHARED_RING_HEADER_SIZE + 256, (uint64_t)(uint32_t)((start + 256) | 1) << 32 | 8u);
+    CHECK_EQ(shared_ring_attach_consumer(&cons, region, region_bytes, NULL), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_read_some(&cons, record_message, &s), 16);
+    for (i = 0; i < s.count; i++)
+        CHECK((const unsigned char *)s.ptrs[i] >= data &&
+              (const unsigned char *)s.ptrs[i] + s.lens[i] <= data + 256);
+}
+
 TEST(write_pos_past_a_position_without_a_record_is_corrupt) {
     seen s;
     setup(1024, 0);
@@ -2538,6 +2563,7 @@ int main(void) {
     RUN(a_write_pos_inside_the_first_record_does_not_stop_a_trailing_read);
     RUN(a_write_pos_beyond_a_capacity_does_not_bound_a_trailing_read);
     RUN(a_write_pos_inside_padding_does_not_carry_a_trailing_read_past_its_bounds);
+    RUN(positions_about_to_wrap_keep_reads_inside_the_data_area);
     RUN(a_hold_off_that_finds_few_messages_ends_trailing_and_doubles_the_next_trial);
     RUN(a_hold_off_ends_early_when_the_producer_is_far_ahead_and_keeps_trailing);
     RUN(a_producer_faster_while_held_off_than_read_behind_keeps_trailing);
