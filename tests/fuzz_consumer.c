@@ -11,6 +11,8 @@
    Input: [capacity exponent][flags][op count][ops...][region bytes...]
    flags bit 0: after overlaying, restore a valid header (magic, version,
    capacity, max_message, data offset), so the data area gets exercised.
+   flags bit 2: start both positions (flags >> 3) laps and a few records
+   before the 64-bit counters wrap.
 
    Built with -fsanitize=fuzzer it is a libFuzzer target; otherwise main()
    replays the files named on the command line (the seed corpus). */
@@ -113,6 +115,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t n) {
         put_u64(region, 8, capacity);
         memcpy(region + 16, &max32, 4);
         memcpy(region + 20, &off, 4);
+    }
+    if (in[1] & 4u) {
+        uint64_t start = (uint64_t)0 - capacity * (uint64_t)(in[1] >> 3) - 8u * (in[1] & 3u);
+        put_u64(region, 128, start);
+        put_u64(region, 256, start);
     }
     /* Garbage in the consumer's identity block mostly names no live
        process, or one in another pid namespace (ERR_BUSY: nothing to fuzz
