@@ -550,10 +550,11 @@ typedef struct shared_ring_producer {
     uint64_t resume_free; /* hysteresis threshold in bytes */
     uint64_t claim_len;   /* bytes of the open claim */
     uint64_t cork_limit;  /* publish a corked batch at this many bytes */
-    uint64_t fast_end;    /* a record ending at or before this position
-                             may be written without any other check: the
-                             end of the lap and of the known free space,
-                             or write_pos while FULL is latched */
+    uint64_t fast_left;   /* a record this long or shorter may be written
+                             at write_pos without any other check: room to
+                             the end of the lap and of the known free space
+                             (less the end mark), or 0 while FULL is
+                             latched */
     uint32_t claim_open;
     uint32_t cork_depth;
     uint32_t direct;       /* 1: a finished record goes out at once, with
@@ -2234,12 +2235,17 @@ SRNG_INLINE uint64_t srng_record_at(const shared_ring_side *s, uint64_t pos, uin
     return n == SRNG_PAD_LEN && off != 0 ? room : SRNG_REC_BAD;
 }
 
-/* Recompute fast_end after anything that moved write_pos across a lap,
-   read_cache, or the FULL latch. */
-static void srng_update_fast_end(shared_ring_producer *p) {
-    uint64_t lap_end = (p->write_pos | p->s.mask) + 1u;
-    uint64_t free_end = p->read_cache + p->s.capacity - SRNG_REC_HEADER;
-    p->fast_end = p->full_latched ? p->write_pos : lap_end < free_end ? lap_end : free_end;
+/* Recompute fast_left after anything that moved write_pos across a lap,
+   read_cache, or the FULL latch: the room before both the lap's end and
+   the known free space's (less the 8 bytes kept for the end mark). A
+   length, not a position, so that no comparison of two positions can go
+   wrong where a region started them near 2^64 and they wrap; each write
+   takes its record off it. */
+static void srng_update_fast_left(shared_ring_producer *p) {
+    uint64_t to_lap_end = p->s.capacity - (p->write_pos & p->s.mask);
+    uint64_t free = p->s.capacity - (p->write_pos - p->read_cache);
+    uint64_t room = free > SRNG_REC_HEADER ? srng_at_most(to_lap_end, free - SRNG_REC_HEADER) : 0u;
+    p->fast_left = p->full_latched ? 0u : room;
 }
 
 /* Keep `direct` in step with what it summarizes; called after every change
@@ -2484,7 +2490,7 @@ SHARED_RING_API int shared_ring_attach_producer(shared_ring_producer *p, void *r
         p->s.capacity / 100u * o.resume_percent + p->s.capacity % 100u * o.resume_percent / 100u;
     p->cork_limit = o.cork_limit != 0u ? o.cork_limit : UINT64_MAX;
     p->closed = SRNG_LOAD(srng_u32_at(p->s.region, SRNG_OFF_CLOSED), acquire) != 0u;
-    srng_update_fast_end(p);
+    srng_update_fast_left(p);
     srng_announce_mode(&p->s, SRNG_OFF_PRODUCER_SLEEPING, SRNG_OFF_CONSUMER_SLEEPING);
     srng_update_direct(p);
     p->s.magic = SRNG_PRODUCER_MAGIC;
@@ -2623,8 +2629,8 @@ static int srng_space_ready(void *ctx, int thorough) {
 static int srng_reserve(shared_ring_producer *p, uint64_t need, uint64_t timeout_ns) {
     srng_space_wait w;
     /* Every slow path re-reads read_pos and the corrupt flag beside it:
-       that is at least once per lap (fast_end never passes the end of the
-       data area), so the producer notices a consumer's ERR_CORRUPT within
+       that is at least once per lap (fast_left never reaches past the end
+       of the data area), so the producer notices a consumer's ERR_CORRUPT within
        one capacity of writes without touching its line per message. */
     int r = srng_refresh_read(p);
     if (r != SHARED_RING_OK) return r;
@@ -2680,6 +2686,7 @@ SRNG_INLINE void srng_append(shared_ring_producer *p, uint32_t len, uint64_t rec
     else
         SRNG_STORE(srng_slot(&p->s, pos), hdr, relaxed);
     p->write_pos = pos + rec;
+    p->fast_left -= rec; /* padding may take more: srng_begin_slow recomputes it */
 }
 
 /* Slow path of srng_begin: wait for room (or pad out the tail first). */
@@ -2695,7 +2702,7 @@ static int srng_begin_slow(shared_ring_producer *p, uint64_t rec, uint64_t timeo
         srng_append(p, SRNG_PAD_LEN, tail);
         off = 0;
     }
-    srng_update_fast_end(p); /* read_cache, the latch or the lap changed */
+    srng_update_fast_left(p); /* read_cache, the latch or the lap changed */
     if (r != SHARED_RING_OK) return r;
     *dst = p->s.data + off + SRNG_REC_HEADER;
     return SHARED_RING_OK;
@@ -2708,7 +2715,7 @@ SRNG_INLINE int srng_begin(shared_ring_producer *p, size_t len, uint64_t timeout
     uint64_t rec;
     if (len > p->s.max_message) return SHARED_RING_ERR_TOO_BIG;
     rec = srng_record_size(len);
-    if (SRNG_LIKELY(p->write_pos + rec <= p->fast_end)) {
+    if (SRNG_LIKELY(rec <= p->fast_left)) {
         *dst = p->s.data + (p->write_pos & p->s.mask) + SRNG_REC_HEADER;
         return SHARED_RING_OK;
     }
@@ -2727,7 +2734,7 @@ SRNG_INLINE void srng_finish(shared_ring_producer *p, unsigned char *payload, si
         /* Nothing held back, no fence: the header goes straight out. This
            is srng_append + srng_publish without the detour through
            `pending`, behind one flag instead of three tests. */
-        uint64_t next = pos + srng_record_size(len);
+        uint64_t rec = srng_record_size(len), next = pos + rec;
         /* the region's header, from `data` (loaded anyway), not reloaded
            from the handle: the stores below may alias it */
         unsigned char *region = p->s.data - SHARED_RING_HEADER_SIZE;
@@ -2735,6 +2742,7 @@ SRNG_INLINE void srng_finish(shared_ring_producer *p, unsigned char *payload, si
         SRNG_STORE(SRNG_PUN(srng_au64 *, payload - SRNG_REC_HEADER),
                    srng_header(pos, SRNG_CAST(uint32_t, len)), release);
         p->write_pos = next; /* and, implicitly, published */
+        p->fast_left -= rec; /* srng_begin found it this long at least */
         SRNG_STORE(srng_u64_at(region, SRNG_OFF_WRITE_POS), next, release);
         SRNG_COMPILER_BARRIER(); /* fenceless: the sleeper's membarrier fences */
         srng_wake_sleeper(&p->s, srng_u32_at(region, SRNG_OFF_CONSUMER_SLEEPING));

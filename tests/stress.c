@@ -104,13 +104,13 @@ static void report_handles(const run *r) {
         "stress: consumer peek_pos %#llx (header there %#llx) read_pos %#llx peeked %u "
         "sleeps %llu wakes %llu; "
         "producer write_pos %#llx published %#llx direct %u cork_depth %u full_latched %u "
-        "read_cache %#llx fast_end %#llx sleeps %llu wakes %llu\n",
+        "read_cache %#llx fast_left %#llx sleeps %llu wakes %llu\n",
         (unsigned long long)c->peek_pos,
         (unsigned long long)region_u64(r, 1024 + (size_t)(c->peek_pos & (region_u64(r, 8) - 1u))),
         (unsigned long long)c->read_pos, c->peeked, (unsigned long long)c->s.stats.sleeps,
         (unsigned long long)c->s.stats.wakes, (unsigned long long)p->write_pos,
         (unsigned long long)p->published, p->direct, p->cork_depth, p->full_latched,
-        (unsigned long long)p->read_cache, (unsigned long long)p->fast_end,
+        (unsigned long long)p->read_cache, (unsigned long long)p->fast_left,
         (unsigned long long)p->s.stats.sleeps, (unsigned long long)p->s.stats.wakes);
 }
 

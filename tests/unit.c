@@ -1708,12 +1708,37 @@ TEST(positions_about_to_wrap_keep_reads_inside_the_data_area) {
     set_region_u64(128, start);
     set_region_u64(256, start);
     for (pos = start; pos < start + 256; pos += 16) forge_record_256(pos);
-    set_region_u64(SHARED_RING_HEADER_SIZE + 256, (uint64_t)(uint32_t)((start + 256) | 1) << 32 | 8u);
+    set_region_u64(SHARED_RING_HEADER_SIZE + 256,
+                   (uint64_t)(uint32_t)((start + 256) | 1) << 32 | 8u);
     CHECK_EQ(shared_ring_attach_consumer(&cons, region, region_bytes, NULL), SHARED_RING_OK);
     CHECK_EQ(shared_ring_read_some(&cons, record_message, &s), 16);
     for (i = 0; i < s.count; i++)
         CHECK((const unsigned char *)s.ptrs[i] >= data &&
               (const unsigned char *)s.ptrs[i] + s.lens[i] <= data + 256);
+}
+
+/* The producer's side of positions about to wrap: a region may start them
+   anywhere, and a record that ends exactly at 2^64 still needs room. */
+TEST(a_write_that_ends_where_positions_wrap_still_needs_room) {
+    seen s;
+    char buf[56] = { 0 };
+    const uint64_t start = (uint64_t)0 - 256u;
+    int i;
+    memset(region, 0, sizeof region);
+    region_bytes = shared_ring_region_size(256);
+    CHECK_EQ(shared_ring_format(region, region_bytes, 256, 0), SHARED_RING_OK);
+    set_region_u64(128, start);
+    set_region_u64(256, start);
+    CHECK_EQ(shared_ring_attach_producer(&prod, region, region_bytes, NULL), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_consumer(&cons, region, region_bytes, NULL), SHARED_RING_OK);
+    for (i = 0; i < 3; i++)
+        CHECK_EQ(shared_ring_write_bytes(&prod, buf, sizeof buf, 0), SHARED_RING_OK);
+    /* 64 bytes free: not enough for a 64-byte record and the end mark */
+    CHECK_EQ(shared_ring_write_bytes(&prod, buf, sizeof buf, 0), SHARED_RING_FULL);
+    CHECK_EQ(drain(&s), 3);
+    CHECK_EQ(shared_ring_write_bytes(&prod, "x", 1, 0), SHARED_RING_OK); /* across the wrap */
+    CHECK_EQ(drain(&s), 1);
+    CHECK_EQ(s.text[0], 'x');
 }
 
 TEST(write_pos_past_a_position_without_a_record_is_corrupt) {
@@ -2564,6 +2589,7 @@ int main(void) {
     RUN(a_write_pos_beyond_a_capacity_does_not_bound_a_trailing_read);
     RUN(a_write_pos_inside_padding_does_not_carry_a_trailing_read_past_its_bounds);
     RUN(positions_about_to_wrap_keep_reads_inside_the_data_area);
+    RUN(a_write_that_ends_where_positions_wrap_still_needs_room);
     RUN(a_hold_off_that_finds_few_messages_ends_trailing_and_doubles_the_next_trial);
     RUN(a_hold_off_ends_early_when_the_producer_is_far_ahead_and_keeps_trailing);
     RUN(a_producer_faster_while_held_off_than_read_behind_keeps_trailing);
