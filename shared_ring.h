@@ -2235,6 +2235,10 @@ SRNG_INLINE uint64_t srng_record_at(const shared_ring_side *s, uint64_t pos, uin
     return n == SRNG_PAD_LEN && off != 0 ? room : SRNG_REC_BAD;
 }
 
+static uint64_t srng_free_bytes(const shared_ring_producer *p) {
+    return p->s.capacity - (p->write_pos - p->read_cache);
+}
+
 /* Recompute fast_left after anything that moved write_pos across a lap,
    read_cache, or the FULL latch: the room before both the lap's end and
    the known free space's (less the 8 bytes kept for the end mark). A
@@ -2243,7 +2247,7 @@ SRNG_INLINE uint64_t srng_record_at(const shared_ring_side *s, uint64_t pos, uin
    takes its record off it. */
 static void srng_update_fast_left(shared_ring_producer *p) {
     uint64_t to_lap_end = p->s.capacity - (p->write_pos & p->s.mask);
-    uint64_t free = p->s.capacity - (p->write_pos - p->read_cache);
+    uint64_t free = srng_free_bytes(p);
     uint64_t room = free > SRNG_REC_HEADER ? srng_at_most(to_lap_end, free - SRNG_REC_HEADER) : 0u;
     p->fast_left = p->full_latched ? 0u : room;
 }
@@ -2604,10 +2608,6 @@ static int srng_refresh_read(shared_ring_producer *p) {
     }
     p->read_cache = rd;
     return SHARED_RING_OK;
-}
-
-static uint64_t srng_free_bytes(const shared_ring_producer *p) {
-    return p->s.capacity - (p->write_pos - p->read_cache);
 }
 
 typedef struct srng_space_wait {

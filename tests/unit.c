@@ -1643,10 +1643,22 @@ TEST(write_pos_moving_backwards_is_corrupt) {
     CHECK_EQ(shared_ring_wait(&cons, 0), SHARED_RING_ERR_CORRUPT);
 }
 
-/* A hostile producer's record of 8 bytes at position `pos` (16 in all),
-   written where a 256-byte ring puts it. */
-static void forge_record_256(uint64_t pos) {
-    set_region_u64(SHARED_RING_HEADER_SIZE + (size_t)(pos & 255u), (pos | 1u) << 32 | 8u);
+/* A hostile producer's record of 8 bytes (16 in all) for position `pos`,
+   written at data-area offset `off`: where a 256-byte ring puts it, or
+   anywhere else. */
+static void forge_record_at(size_t off, uint64_t pos) {
+    set_region_u64(SHARED_RING_HEADER_SIZE + off, (pos | 1u) << 32 | 8u);
+}
+static void forge_record_256(uint64_t pos) { forge_record_at((size_t)(pos & 255u), pos); }
+
+/* A 256-byte ring whose positions (read and write) a hostile region put
+   at `start`. */
+static void setup_256_at(uint64_t start) {
+    memset(region, 0, sizeof region);
+    region_bytes = shared_ring_region_size(256);
+    CHECK_EQ(shared_ring_format(region, region_bytes, 256, 0), SHARED_RING_OK);
+    set_region_u64(128, start);
+    set_region_u64(256, start);
 }
 
 /* Once the read passed them, records at [320, 528): offsets 64 to 240 of
@@ -1657,7 +1669,7 @@ static int forge_past_the_limit_on_second(void *user, const void *data, size_t l
     if (s->count == 2) {
         uint64_t pos;
         for (pos = 320; pos < 512; pos += 16) forge_record_256(pos);
-        set_region_u64(SHARED_RING_HEADER_SIZE + 256, (uint64_t)(512 | 1) << 32 | 8u);
+        forge_record_at(256, 512);
     }
     return 0;
 }
@@ -1702,14 +1714,9 @@ TEST(positions_about_to_wrap_keep_reads_inside_the_data_area) {
     const unsigned char *data = region + SHARED_RING_HEADER_SIZE;
     uint64_t pos;
     int i;
-    memset(region, 0, sizeof region);
-    region_bytes = shared_ring_region_size(256);
-    CHECK_EQ(shared_ring_format(region, region_bytes, 256, 0), SHARED_RING_OK);
-    set_region_u64(128, start);
-    set_region_u64(256, start);
+    setup_256_at(start);
     for (pos = start; pos < start + 256; pos += 16) forge_record_256(pos);
-    set_region_u64(SHARED_RING_HEADER_SIZE + 256,
-                   (uint64_t)(uint32_t)((start + 256) | 1) << 32 | 8u);
+    forge_record_at(256, start + 256);
     CHECK_EQ(shared_ring_attach_consumer(&cons, region, region_bytes, NULL), SHARED_RING_OK);
     CHECK_EQ(shared_ring_read_some(&cons, record_message, &s), 16);
     for (i = 0; i < s.count; i++)
@@ -1724,11 +1731,7 @@ TEST(a_write_that_ends_where_positions_wrap_still_needs_room) {
     char buf[56] = { 0 };
     const uint64_t start = (uint64_t)0 - 256u;
     int i;
-    memset(region, 0, sizeof region);
-    region_bytes = shared_ring_region_size(256);
-    CHECK_EQ(shared_ring_format(region, region_bytes, 256, 0), SHARED_RING_OK);
-    set_region_u64(128, start);
-    set_region_u64(256, start);
+    setup_256_at(start);
     CHECK_EQ(shared_ring_attach_producer(&prod, region, region_bytes, NULL), SHARED_RING_OK);
     CHECK_EQ(shared_ring_attach_consumer(&cons, region, region_bytes, NULL), SHARED_RING_OK);
     for (i = 0; i < 3; i++)
