@@ -88,7 +88,9 @@
          16    4  format    max_message largest payload in bytes
          20    4  format    data_offset where the data area starts: 1024
          24    8  format    ring_id     random, new at every format
-         32   96  -         reserved, zero
+         32    8  both      attaches    attaches since the format; each
+                                        attach takes the next as its id
+         40   88  -         reserved, zero
         128    8  producer  write_pos   bytes published (monotonic; may lag
                                         the last record by one record or
                                         corked batch: see section 4)
@@ -97,24 +99,34 @@
         264    4  consumer  corrupt     1 once the consumer found bad data
         268  116  -         reserved, zero
         384    4  consumer  consumer_sleeping   futex word: 1 = asleep on data
-        388    4  consumer  consumer_fenceless  1: releases without a fence
+                                        (2: just attached, look at me)
+        388    4  -         reserved, zero
         392    4  consumer  consumer_wait_mode  how it sleeps and wakes (below)
-        396  116  -         reserved, zero
+        396   12  -         reserved, zero
+        408    8  consumer  consumer_fenceless_for  attach id of the producer
+                                        it releases to without a fence, or
+                                        0: it fences (section 4)
+        416   96  -         reserved, zero
         512    4  producer  producer_sleeping   futex word: 1 = asleep on space
-        516    4  producer  producer_fenceless  1: publishes without a fence
+                                        (2: just attached, look at me)
+        516    4  -         reserved, zero
         520    4  producer  producer_wait_mode  how it sleeps and wakes (below)
         524    4  producer  closed      1 once the producer closed the stream
         528    8  producer  producer_wake_pos   wake the producer once
                                                 read_pos >= this
-        536  104  -         reserved, zero
+        536    8  producer  producer_fenceless_for  attach id of the consumer
+                                        it publishes to without a fence, or 0
+        544   96  -         reserved, zero
         640    8  producer  producer owner  pid (low 32 bits; bit 31: a
                                         prepare is formatting) and a 32-bit
                                         token of its start time (high 32)
         648    8  producer  producer start  process start time
         656    8  producer  producer pidns  pid namespace (Linux), or 0
-        664  104  -         reserved, zero
-        768   24  consumer  consumer owner, start, pidns: as the producer's
-        792  232  -         reserved, zero
+        664    8  producer  producer attach id  its number in `attaches`
+        672   96  -         reserved, zero
+        768   32  consumer  consumer owner, start, pidns, attach id: as the
+                                        producer's
+        800  224  -         reserved, zero
        1024  cap  both      data area: records
 
    A record is an 8-byte header word followed by the payload, padded to 8
@@ -376,7 +388,7 @@
 #define SHARED_RING_VERSION_MINOR 2
 #define SHARED_RING_VERSION_PATCH 0
 #define SHARED_RING_VERSION "0.2.0"
-#define SHARED_RING_LAYOUT_VERSION 2u
+#define SHARED_RING_LAYOUT_VERSION 3u
 #define SHARED_RING_MAGIC 0x53524E47u
 
 #include <stddef.h>
@@ -523,7 +535,9 @@ typedef struct shared_ring_side {
     uint32_t spin_now; /* the spin budget now: spin_ns..spin_max (ns) */
     uint32_t spin_max;
     uint32_t broken;    /* 1 once corruption was seen: sticky */
-    uint32_t fenceless; /* 1: peers sleep behind membarrier, we don't fence */
+    uint32_t fenceless; /* 1: we publish without a fence (barrier_peer is
+                           in this process and sleeps behind membarrier) */
+    uint32_t process_barrier; /* 1: this process may use membarrier */
     uint32_t open;      /* the side's magic while calls may go ahead (attached,
                            not broken, not in a callback; producer: no claim
                            open, not closed), so hot paths test one word */
@@ -531,6 +545,8 @@ typedef struct shared_ring_side {
     uint32_t peer_gone; /* 1: the last liveness check found the peer dead */
     uint64_t ring_id;   /* the region's ring id, as read at attach */
     uint64_t owner;     /* our identity word in the region (0: none) */
+    uint64_t attach_id; /* ours, from the region's attach count */
+    uint64_t barrier_peer; /* the peer attach id `fenceless` was chosen for */
     uint64_t check_at;  /* clock time of the next peer liveness check */
     shared_ring_wait_fn wait;
     shared_ring_wake_fn wake;
@@ -1107,32 +1123,33 @@ enum {
     SRNG_OFF_MAX_MESSAGE = 16,
     SRNG_OFF_DATA_OFFSET = 20,
     SRNG_OFF_RING_ID = 24,
+    SRNG_OFF_ATTACHES = 32,
     SRNG_OFF_WRITE_POS = 128,
     SRNG_OFF_READ_POS = 256,
     SRNG_OFF_CORRUPT = 264,
     SRNG_OFF_CONSUMER_SLEEPING = 384,
-    SRNG_OFF_CONSUMER_FENCELESS = 388,
     SRNG_OFF_CONSUMER_WAIT_MODE = 392,
+    SRNG_OFF_CONSUMER_FENCELESS_FOR = 408,
     SRNG_OFF_PRODUCER_SLEEPING = 512,
-    SRNG_OFF_PRODUCER_FENCELESS = 516,
     SRNG_OFF_PRODUCER_WAIT_MODE = 520,
     SRNG_OFF_CLOSED = 524,
     SRNG_OFF_PRODUCER_WAKE_POS = 528,
-    SRNG_OFF_PRODUCER_ID = 640, /* identity: owner word, start time, pid namespace */
+    SRNG_OFF_PRODUCER_FENCELESS_FOR = 536,
+    SRNG_OFF_PRODUCER_ID = 640, /* identity: owner, start time, pid namespace, attach id */
     SRNG_OFF_CONSUMER_ID = 768
 };
 /* Offsets inside an identity block. */
-enum { SRNG_ID_OWNER = 0, SRNG_ID_START = 8, SRNG_ID_NS = 16 };
-/* Each side's wait words sit in one order: sleeping, fenceless, wait mode,
-   so a side's other wait words are found from its sleeping word
-   (srng_beside): the waker finds the sleeper's mode next to the word it
-   sleeps on. */
-enum { SRNG_FENCELESS_WORD = 1, SRNG_MODE_WORD = 2 }; /* 32-bit words after sleeping */
-SRNG_STATIC_ASSERT(SRNG_OFF_CONSUMER_FENCELESS - SRNG_OFF_CONSUMER_SLEEPING ==
-                           4 * SRNG_FENCELESS_WORD &&
-                       SRNG_OFF_PRODUCER_FENCELESS - SRNG_OFF_PRODUCER_SLEEPING ==
-                           4 * SRNG_FENCELESS_WORD,
-                   "fenceless word at the same place beside each sleeping word");
+enum { SRNG_ID_OWNER = 0, SRNG_ID_START = 8, SRNG_ID_NS = 16, SRNG_ID_ATTACH = 24 };
+/* Each side's wait words sit in one order: sleeping, wait mode, and 24
+   bytes on, fenceless_for, so a side's other wait words are found from its
+   sleeping word (srng_beside): the waker finds the sleeper's mode next to
+   the word it sleeps on, the sleeper the waker's barrier choice. */
+enum { SRNG_MODE_WORD = 2, SRNG_FENCELESS_FOR_WORD = 6 }; /* 32-bit words after sleeping */
+SRNG_STATIC_ASSERT(SRNG_OFF_CONSUMER_FENCELESS_FOR - SRNG_OFF_CONSUMER_SLEEPING ==
+                           4 * SRNG_FENCELESS_FOR_WORD &&
+                       SRNG_OFF_PRODUCER_FENCELESS_FOR - SRNG_OFF_PRODUCER_SLEEPING ==
+                           4 * SRNG_FENCELESS_FOR_WORD,
+                   "fenceless_for at the same place beside each sleeping word");
 SRNG_STATIC_ASSERT(SRNG_OFF_CONSUMER_WAIT_MODE - SRNG_OFF_CONSUMER_SLEEPING == 4 * SRNG_MODE_WORD &&
                        SRNG_OFF_PRODUCER_WAIT_MODE - SRNG_OFF_PRODUCER_SLEEPING ==
                            4 * SRNG_MODE_WORD,
@@ -1597,64 +1614,6 @@ static void srng_wake(shared_ring_side *s, srng_au32 *word) {
         srng_os_wake(word);
     }
 }
-/* ---- asymmetric barriers --------------------------------------------------
-   A side that publishes a position must then look whether the peer sleeps;
-   that store-then-load needs a full fence, which on x86 waits for every
-   pending store of the message just written: it halved throughput at 64 B.
-   On Linux the fence moves to the side that is about to sleep instead:
-   membarrier(GLOBAL_EXPEDITED) makes every running thread of a registered
-   process execute a barrier. A side that registered at attach says so in
-   its *_fenceless word and publishes with a compiler barrier only; a
-   sleeper whose peer is fenceless issues the membarrier before its final
-   re-check. Where that is impossible the sleeper naps in short slices. */
-
-static int srng_register_fenceless(void) {
-#if defined(__linux__) && !defined(SHARED_RING_NO_OS_WAIT) && defined(SYS_membarrier) && \
-    !defined(SHARED_RING_NO_MEMBARRIER)
-    /* MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED (1 << 2): per process, idempotent */
-    return syscall(SYS_membarrier, 1 << 2, 0, 0) == 0;
-#else
-    return 0;
-#endif
-}
-
-/* Make every fenceless peer execute a full barrier. 1 on success. */
-static int srng_asymmetric_barrier(void) {
-#if defined(__linux__) && !defined(SHARED_RING_NO_OS_WAIT) && defined(SYS_membarrier)
-    return syscall(SYS_membarrier, 1 << 1, 0, 0) == 0; /* GLOBAL_EXPEDITED */
-#else
-    return 0;
-#endif
-}
-
-#ifdef __cplusplus
-#define SRNG_COMPILER_BARRIER() std::atomic_signal_fence(std::memory_order_seq_cst)
-#else
-#define SRNG_COMPILER_BARRIER() atomic_signal_fence(memory_order_seq_cst)
-#endif
-
-/* Order our position store before the load of the peer's sleeping word:
-   a full fence, or only the compiler's when the sleeper's membarrier does
-   the fencing for us. */
-SRNG_INLINE void srng_publish_barrier(const shared_ring_side *s) {
-    if (s->fenceless)
-        SRNG_COMPILER_BARRIER();
-    else
-        SRNG_FENCE();
-}
-
-/* Wake the peer sleeping on `word`, if it announced itself; whoever swaps
-   the 1 out makes the one wake-up call. */
-SRNG_INLINE void srng_wake_sleeper(shared_ring_side *s, srng_au32 *word) {
-    if (SRNG_LOAD(word, relaxed) != 0u && SRNG_XCHG(word, 0u, relaxed) != 0u) srng_wake(s, word);
-}
-
-/* After publishing a position: if the peer announced that it sleeps, wake it. */
-SRNG_INLINE void srng_wake_if_sleeping(shared_ring_side *s, srng_au32 *word) {
-    srng_publish_barrier(s);
-    srng_wake_sleeper(s, word);
-}
-
 /* ---- process identity and liveness ----------------------------------------
    Each side records who it is at attach, in a block of its own: an owner
    word (pid in the low 32 bits, a 32-bit token of the process's start time
@@ -1933,6 +1892,142 @@ static int srng_watch_peer(shared_ring_side *s, uint64_t now) {
     return 1;
 }
 
+/* ---- barriers: who fences ---------------------------------------------------
+   A side that publishes a position must then look whether the peer sleeps:
+   "store, then load" needs a full fence, or both sides can miss each other
+   and the sleeper never wakes. On x86 that fence waits for every store of
+   the message just written; it halved throughput at 64 B. Between threads
+   of one process the fence moves to the rare side about to sleep: on Linux,
+   membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) makes every CPU that runs a
+   thread of this process execute a full barrier, so the sleeper issues it
+   before its last re-check and the publisher fences only the compiler.
+
+   Nothing reaches another process for certain. GLOBAL_EXPEDITED, the one
+   kind that would, picks its CPUs from a per-CPU copy of each process's
+   registration that the kernel refreshes only when a CPU switches between
+   two address spaces: a CPU that ran the process before it registered,
+   went idle and came back to it is skipped for good, and a publish still
+   in that CPU's store buffer is missed (docs/protocol.md). PRIVATE_EXPEDITED
+   picks its CPUs from what each one runs at the time of the call.
+
+   So a side publishes without a fence only to a peer the kernel places in
+   its own process (the same pid in the same pid namespace), and says so by
+   writing that peer's attach id in its fenceless_for word; to any other
+   peer, or none, it fences. A sleeper trusts fenceless_for only when it
+   holds its own attach id; another non-zero value (written for a peer that
+   has left) makes it sleep in SRNG_SLICE_NS slices until the publisher
+   chooses again, which it does whenever it finds the sleeper's word
+   non-zero: a sleep, or the 2 (SRNG_LOOK_AT_ME) an attach leaves there. */
+
+#define SRNG_LOOK_AT_ME 2u
+
+static int srng_register_process_barrier(void) {
+#if defined(__linux__) && !defined(SHARED_RING_NO_OS_WAIT) && defined(SYS_membarrier) && \
+    !defined(SHARED_RING_NO_MEMBARRIER)
+    /* MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED (1 << 4): per process, idempotent */
+    return syscall(SYS_membarrier, 1 << 4, 0, 0) == 0;
+#else
+    return 0;
+#endif
+}
+
+/* Make every CPU running a thread of this process execute a full barrier.
+   1 on success. */
+static int srng_process_barrier(void) {
+#if defined(__linux__) && !defined(SHARED_RING_NO_OS_WAIT) && defined(SYS_membarrier)
+    return syscall(SYS_membarrier, 1 << 3, 0, 0) == 0; /* PRIVATE_EXPEDITED */
+#else
+    return 0;
+#endif
+}
+
+/* The fenceless_for word of the side whose sleeping word is `sleeping`. */
+static srng_au64 *srng_fenceless_for(srng_au32 *sleeping) {
+    return SRNG_PUN(srng_au64 *, srng_beside(sleeping, SRNG_FENCELESS_FOR_WORD));
+}
+
+/* Is the side whose identity block is at id_off attached from this very
+   process? Only when the kernel's numbers say so: our pid in our pid
+   namespace. Without the namespace (no /proc) a process of another
+   namespace could have our pid number: then no. */
+static int srng_in_this_process(unsigned char *region, unsigned id_off) {
+#if defined(SRNG_HAVE_IDENTITY) && defined(__linux__)
+    uint64_t owner = SRNG_LOAD(srng_owner_at(region, id_off), relaxed);
+    uint64_t ns = SRNG_LOAD(srng_u64_at(region, id_off + SRNG_ID_NS), relaxed);
+    return SRNG_CAST(uint32_t, owner) == (srng_getpid() & SRNG_OWNER_PID) && ns != 0 &&
+           ns == srng_pid_namespace();
+#else
+    (void)region;
+    (void)id_off;
+    return 0;
+#endif
+}
+
+static void srng_end_direct(shared_ring_producer *p);
+static void srng_update_direct(shared_ring_producer *p);
+
+/* Choose how we publish to the peer attached now, and say so in our
+   fenceless_for word. Cold: at attach, before each sleep, and whenever we
+   find the peer's word non-zero. */
+static void srng_choose_barrier(shared_ring_side *s) {
+    int producer = s->magic == SRNG_PRODUCER_MAGIC;
+    unsigned peer_id = producer ? SRNG_OFF_CONSUMER_ID : SRNG_OFF_PRODUCER_ID;
+    unsigned own = producer ? SRNG_OFF_PRODUCER_SLEEPING : SRNG_OFF_CONSUMER_SLEEPING;
+    /* acquire: the peer stored its pid and namespace before its id */
+    uint64_t peer = SRNG_LOAD(srng_u64_at(s->region, peer_id + SRNG_ID_ATTACH), acquire);
+    uint64_t fenceless_for;
+    if (peer == s->barrier_peer) return;
+    s->barrier_peer = peer;
+    fenceless_for =
+        peer != 0u && s->process_barrier && srng_in_this_process(s->region, peer_id) ? peer : 0u;
+    /* release: a sleeper that reads 0 also sees every fenceless publish
+       before it. The fence: a sleeper that did not see our new value yet
+       has announced itself where our next loads see it. */
+    SRNG_STORE(srng_fenceless_for(srng_u32_at(s->region, own)), fenceless_for, release);
+    SRNG_FENCE();
+    if (producer) srng_end_direct(SRNG_PUN(shared_ring_producer *, s));
+    s->fenceless = fenceless_for != 0u;
+    if (producer) srng_update_direct(SRNG_PUN(shared_ring_producer *, s));
+}
+
+#ifdef __cplusplus
+#define SRNG_COMPILER_BARRIER() std::atomic_signal_fence(std::memory_order_seq_cst)
+#else
+#define SRNG_COMPILER_BARRIER() atomic_signal_fence(memory_order_seq_cst)
+#endif
+
+/* Order our position store before the load of the peer's sleeping word:
+   a full fence, or only the compiler's when the sleeper's membarrier does
+   the fencing for us. */
+SRNG_INLINE void srng_publish_barrier(const shared_ring_side *s) {
+    if (s->fenceless)
+        SRNG_COMPILER_BARRIER();
+    else
+        SRNG_FENCE();
+}
+
+/* The peer's word was non-zero: take it; choose our barrier again (a new
+   peer may have attached); wake the peer if it sleeps. Whoever swaps the 1
+   out makes the one wake-up call. */
+SRNG_COLD void srng_answer_peer(shared_ring_side *s, srng_au32 *word) {
+    /* acquire: the 2 of an attach was stored after its attach id */
+    uint32_t was = SRNG_XCHG(word, 0u, acquire);
+    if (was == 0u) return;
+    srng_choose_barrier(s);
+    if (was != SRNG_LOOK_AT_ME) srng_wake(s, word);
+}
+
+/* Wake the peer sleeping on `word`, if it announced itself. */
+SRNG_INLINE void srng_wake_sleeper(shared_ring_side *s, srng_au32 *word) {
+    if (SRNG_LOAD(word, relaxed) != 0u) srng_answer_peer(s, word);
+}
+
+/* After publishing a position: if the peer announced that it sleeps, wake it. */
+SRNG_INLINE void srng_wake_if_sleeping(shared_ring_side *s, srng_au32 *word) {
+    srng_publish_barrier(s);
+    srng_wake_sleeper(s, word);
+}
+
 /* A wait condition: returns 1 when the caller may proceed, 0 to keep
    waiting, or a negative result to stop with. `thorough` 0 asks for the
    cheapest look (while spinning: touch no line the peer writes often);
@@ -1982,14 +2077,18 @@ static int srng_spin(srng_ready_fn ready, void *ctx, uint64_t start, uint64_t bu
 
 /* Announce in `word` that we are about to sleep, ordered before our next
    look at the peer's position: a full fence for our side, membarrier for a
-   fenceless peer. Returns 0 if that membarrier failed: then the peer may
-   not see the announcement, and no wake-up is promised. */
-static int srng_announce_sleep(srng_au32 *word, srng_au32 *peer_fenceless) {
+   peer that publishes to us without one (`peer` is its sleeping word).
+   Returns 0 when no wake-up is promised: the peer publishes fenceless for
+   another attach (it has not chosen again since we attached), or the
+   membarrier failed. */
+static int srng_announce_sleep(const shared_ring_side *s, srng_au32 *word, srng_au32 *peer) {
+    uint64_t fenceless_for;
     /* release: a peer that sees the 1 also sees what we stored before it
        (the producer's wake position). */
     SRNG_STORE(word, 1u, release);
     SRNG_FENCE();
-    return SRNG_LOAD(peer_fenceless, relaxed) == 0u || srng_asymmetric_barrier();
+    fenceless_for = SRNG_LOAD(srng_fenceless_for(peer), acquire);
+    return fenceless_for == 0u || (fenceless_for == s->attach_id && srng_process_barrier());
 }
 
 /* Adaptive spinning, after a wait that slept. If a spin twice as long
@@ -2012,10 +2111,9 @@ static void srng_adapt_spin(shared_ring_side *s, int found, uint64_t waited_ns) 
    barrier / re-check order pairs with srng_wake_if_sleeping() on the other
    side (Dekker's pattern: either we see its new position or it sees our
    announcement), so no wake-up is lost. `word` is our sleeping word,
-   `peer` the peer's (its fenceless and wait_mode words follow it). */
+   `peer` the peer's (its wait_mode and fenceless_for words follow it). */
 static int srng_block(shared_ring_side *s, srng_au32 *word, srng_au32 *peer, srng_ready_fn ready,
                       void *ctx, uint64_t timeout_ns) {
-    srng_au32 *peer_fenceless = srng_beside(peer, SRNG_FENCELESS_WORD);
     srng_au32 *peer_mode = srng_beside(peer, SRNG_MODE_WORD);
     uint64_t start, elapsed = 0, slept_at;
     int capped;
@@ -2069,7 +2167,8 @@ static int srng_block(shared_ring_side *s, srng_au32 *word, srng_au32 *peer, srn
            recheck_ns instead of never (and says so in late_wakes). */
         capped = s->recheck_ns != 0 && left > s->recheck_ns;
         if (capped) left = s->recheck_ns;
-        if (!srng_announce_sleep(word, peer_fenceless) && left > SRNG_SLICE_NS)
+        srng_choose_barrier(s); /* for a peer that attached since */
+        if (!srng_announce_sleep(s, word, peer) && left > SRNG_SLICE_NS)
             left = SRNG_SLICE_NS;
         r = ready(ctx, 1);
         if (r != 0) break;
@@ -2090,15 +2189,18 @@ static int srng_block(shared_ring_side *s, srng_au32 *word, srng_au32 *peer, srn
     return r;
 }
 
-/* At attach: say how we publish and how we sleep and wake, then wake a
-   peer that went to sleep trusting our predecessor's modes (it re-reads
-   ours when it wakes). `own_sleep_off` is our sleeping word's offset. */
+/* At attach (the handle's magic set): say how we sleep and wake, choose
+   how we publish, leave SRNG_LOOK_AT_ME in our sleeping word so that the
+   peer chooses again for us, and wake a peer that went to sleep trusting
+   our predecessor's words (it re-reads ours when it wakes). */
 static void srng_announce_mode(shared_ring_side *s, unsigned own_sleep_off,
                                unsigned peer_sleep_off) {
     srng_au32 *own = srng_u32_at(s->region, own_sleep_off);
-    s->fenceless = SRNG_CAST(uint32_t, srng_register_fenceless());
-    SRNG_STORE(srng_beside(own, SRNG_FENCELESS_WORD), s->fenceless, relaxed);
+    s->process_barrier = SRNG_CAST(uint32_t, srng_register_process_barrier());
     SRNG_STORE(srng_beside(own, SRNG_MODE_WORD), srng_wait_mode(s), relaxed);
+    SRNG_STORE(srng_fenceless_for(own), 0u, relaxed);
+    srng_choose_barrier(s);
+    SRNG_STORE(own, SRNG_LOOK_AT_ME, release);
     SRNG_FENCE();
     srng_wake_sleeper(s, srng_u32_at(s->region, peer_sleep_off));
 }
@@ -2153,6 +2255,15 @@ static int srng_positions_near(uint64_t read_pos, uint64_t write_pos, uint64_t c
     return ((read_pos | write_pos) & 7u) == 0 && gap <= cap;
 }
 
+/* The next attach id of the region: never 0 (0 means "none"). */
+static uint64_t srng_next_attach_id(unsigned char *region) {
+    srng_au64 *count = srng_u64_at(region, SRNG_OFF_ATTACHES);
+    for (;;) {
+        uint64_t cur = SRNG_LOAD(count, relaxed), next = cur + 1u != 0u ? cur + 1u : 1u;
+        if (SRNG_CAS(count, cur, next)) return next;
+    }
+}
+
 /* Validate the region and options, claim the side's identity block and
    fill the common part of a handle. The header is read again after the
    claim: a prepare that re-formatted the region before it must not leave
@@ -2174,9 +2285,11 @@ static int srng_attach_side(shared_ring_side *s, void *region, size_t region_siz
         srng_unclaim(SRNG_CAST(unsigned char *, region), id_off, s->owner);
         return r;
     }
-    s->ring_id =
-        SRNG_LOAD(srng_u64_at(SRNG_CAST(unsigned char *, region), SRNG_OFF_RING_ID), relaxed);
     s->region = SRNG_CAST(unsigned char *, region);
+    s->ring_id = SRNG_LOAD(srng_u64_at(s->region, SRNG_OFF_RING_ID), relaxed);
+    s->attach_id = srng_next_attach_id(s->region);
+    /* release: after our pid and namespace (srng_choose_barrier) */
+    SRNG_STORE(srng_u64_at(s->region, id_off + SRNG_ID_ATTACH), s->attach_id, release);
     s->data = s->region + SHARED_RING_HEADER_SIZE;
     s->capacity = g.capacity;
     s->mask = g.capacity - 1u;
@@ -2495,9 +2608,8 @@ SHARED_RING_API int shared_ring_attach_producer(shared_ring_producer *p, void *r
     p->cork_limit = o.cork_limit != 0u ? o.cork_limit : UINT64_MAX;
     p->closed = SRNG_LOAD(srng_u32_at(p->s.region, SRNG_OFF_CLOSED), acquire) != 0u;
     srng_update_fast_left(p);
+    p->s.magic = SRNG_PRODUCER_MAGIC; /* nothing fails from here on */
     srng_announce_mode(&p->s, SRNG_OFF_PRODUCER_SLEEPING, SRNG_OFF_CONSUMER_SLEEPING);
-    srng_update_direct(p);
-    p->s.magic = SRNG_PRODUCER_MAGIC;
     srng_update_open(p);
     return SHARED_RING_OK;
 }
@@ -2534,8 +2646,9 @@ SHARED_RING_API int shared_ring_attach_consumer(shared_ring_consumer *c, void *r
     c->write_cache = w;
     c->trail_ns = opt != SRNG_NULL ? opt->trail_ns : SHARED_RING_DEFAULT_TRAIL_NS;
     c->trial_gap = SRNG_TRIAL_FIRST;
+    c->s.magic = SRNG_CONSUMER_MAGIC; /* nothing fails from here on */
     srng_announce_mode(&c->s, SRNG_OFF_CONSUMER_SLEEPING, SRNG_OFF_PRODUCER_SLEEPING);
-    c->s.magic = c->s.open = SRNG_CONSUMER_MAGIC;
+    c->s.open = SRNG_CONSUMER_MAGIC;
     return SHARED_RING_OK;
 }
 
@@ -3295,7 +3408,7 @@ SHARED_RING_API int shared_ring_arm(shared_ring_consumer *c) {
     word = srng_u32_at(c->s.region, SRNG_OFF_CONSUMER_SLEEPING);
     /* No promised wake-up (membarrier failed): say "ready" so the loop
        looks again rather than sleeps. */
-    r = srng_announce_sleep(word, srng_u32_at(c->s.region, SRNG_OFF_PRODUCER_FENCELESS))
+    r = srng_announce_sleep(&c->s, word, srng_u32_at(c->s.region, SRNG_OFF_PRODUCER_SLEEPING))
             ? srng_data_ready(c, 1)
             : 1;
     if (r != 0) SRNG_STORE(word, 0u, relaxed);
@@ -3340,21 +3453,28 @@ static int srng_set_ready(void *ctx, int thorough) {
 }
 
 /* Announce (or, with `on` 0, withdraw) every consumer of the set as asleep.
-   Returns 0 if a membarrier a fenceless producer needs failed: then no
-   wake-up is promised. */
+   Returns 0 when no wake-up is promised (as srng_announce_sleep, for any
+   ring of the set); one membarrier covers every producer in this process. */
 static int srng_announce_many(shared_ring_consumer *const *rings, size_t n, int on) {
     size_t i;
-    int fenceless = 0;
-    for (i = 0; i < n; i++) {
-        if (rings[i] == SRNG_NULL) continue;
-        SRNG_STORE(srng_u32_at(rings[i]->s.region, SRNG_OFF_CONSUMER_SLEEPING),
-                   SRNG_CAST(uint32_t, on), release);
-        fenceless |=
-            SRNG_LOAD(srng_u32_at(rings[i]->s.region, SRNG_OFF_PRODUCER_FENCELESS), relaxed) != 0u;
-    }
+    int promised = 1, barrier = 0;
+    for (i = 0; i < n; i++)
+        if (rings[i] != SRNG_NULL)
+            SRNG_STORE(srng_u32_at(rings[i]->s.region, SRNG_OFF_CONSUMER_SLEEPING),
+                       SRNG_CAST(uint32_t, on), release);
     if (!on) return 1;
     SRNG_FENCE();
-    return !fenceless || srng_asymmetric_barrier();
+    for (i = 0; i < n; i++) {
+        uint64_t fenceless_for;
+        if (rings[i] == SRNG_NULL) continue;
+        fenceless_for = SRNG_LOAD(
+            srng_u64_at(rings[i]->s.region, SRNG_OFF_PRODUCER_FENCELESS_FOR), acquire);
+        if (fenceless_for == rings[i]->s.attach_id)
+            barrier = 1;
+        else if (fenceless_for != 0u)
+            promised = 0;
+    }
+    return promised && (!barrier || srng_process_barrier());
 }
 
 #if SRNG_OS_SLEEP == SRNG_SLEEPS_FUTEX && defined(SYS_futex_waitv) && \

@@ -151,8 +151,11 @@ TEST(format_writes_the_documented_header_bytes) {
     CHECK_EQ(region_u32(524), 0); /* closed */
     CHECK_EQ(region_u64(256), 0);
     CHECK_EQ(region_u32(264), 0);
-    CHECK_EQ(region_u32(384), 0);                     /* consumer_sleeping */
-    CHECK_EQ(region_u32(512), 0);                     /* producer_sleeping */
+    CHECK_EQ(region_u32(384), 2); /* consumer_sleeping: attached last, "look at me" */
+    CHECK_EQ(region_u32(512), 0); /* producer_sleeping: the consumer's attach looked */
+    CHECK_EQ(region_u64(32), 2);  /* attaches */
+    CHECK_EQ(region_u64(664), 1); /* producer attach id */
+    CHECK_EQ(region_u64(792), 2); /* consumer attach id */
     CHECK_EQ(region_u64(528), 0);                     /* producer_wake_pos */
     CHECK_EQ(region_u64(SHARED_RING_HEADER_SIZE), 0); /* no record at position 0 */
 }
@@ -1880,21 +1883,98 @@ TEST(header_changed_after_attach_does_not_move_the_bounds) {
     CHECK_EQ(drain(&s), SHARED_RING_ERR_CORRUPT);
 }
 
-static int kernel_has_global_expedited_membarrier(void) {
+static int kernel_has_private_expedited_membarrier(void) {
 #if defined(__linux__) && defined(SYS_membarrier) && !defined(SHARED_RING_NO_MEMBARRIER)
     long cmds = syscall(SYS_membarrier, 0, 0, 0); /* MEMBARRIER_CMD_QUERY */
-    return cmds > 0 && (cmds & (1 << 1)) && (cmds & (1 << 2));
+    return cmds > 0 && (cmds & (1 << 3)) && (cmds & (1 << 4));
 #else
     return 0;
 #endif
 }
 
-TEST(attach_says_in_the_region_whether_it_publishes_without_a_fence) {
-    int expected = kernel_has_global_expedited_membarrier();
+/* fenceless_for (536 producer, 408 consumer): the attach id (664, 792) of
+   the peer a side publishes to without a fence. The producer attached
+   first and chose to fence (no peer); the consumer's attach asked it to
+   choose again, which its first publish does. */
+TEST(a_side_publishes_without_a_fence_to_a_peer_in_its_own_process) {
+    int fenceless = kernel_has_private_expedited_membarrier();
+    seen s;
     setup(1024, 0);
-    CHECK_EQ(region_u32(516), expected); /* producer_fenceless */
-    CHECK_EQ(region_u32(388), expected); /* consumer_fenceless */
+    CHECK_EQ(region_u64(536), 0);
+    CHECK_EQ(shared_ring_write_bytes(&prod, "a", 1, 0), SHARED_RING_OK);
+    CHECK_EQ(drain(&s), 1);
+    CHECK_EQ(region_u64(536), fenceless ? region_u64(792) : 0);
+    CHECK_EQ(region_u64(408), fenceless ? region_u64(664) : 0);
 }
+
+/* A fenceless_for naming another attach (a peer that left, before the
+   publisher chose again) promises no wake-up: the sleeper looks again
+   every slice. Here nobody ever wakes it, and recheck_ns is off. */
+TEST(a_sleeper_that_is_not_the_publishers_fenceless_peer_looks_again_every_slice) {
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
+    pthread_t t;
+    uint64_t start, took;
+    o.spin_ns = 0;
+    o.recheck_ns = 0;
+    setup_opt(1024, 0, &o);
+    set_region_u64(536, region_u64(792) + 7); /* fenceless for someone else */
+    pthread_create(&t, NULL, publish_without_waking_after_20ms, NULL);
+    start = test_now_ns();
+    CHECK_EQ(shared_ring_wait(&cons, 10000000000u), SHARED_RING_OK); /* 10 s */
+    took = test_now_ns() - start;
+    pthread_join(t, NULL);
+    CHECK(took < 2000000000u);
+}
+
+#if defined(__linux__) && !defined(__APPLE__)
+#include <sys/mman.h>
+#include <sys/wait.h>
+/* The consumer moves from this process to a child: the producer, which
+   published to it without a fence, fences from its next publish on. */
+TEST(a_producer_fences_for_a_consumer_that_attached_from_another_process) {
+    size_t bytes = shared_ring_region_size(4096);
+    unsigned char *mem =
+        mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    shared_ring_producer p;
+    shared_ring_consumer c;
+    uint64_t first_id, child_id = 0, fenceless_for;
+    int status = 0, i;
+    pid_t child;
+    CHECK(mem != MAP_FAILED);
+    if (mem == MAP_FAILED) return;
+    CHECK_EQ(shared_ring_format(mem, bytes, 4096, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_producer(&p, mem, bytes, NULL), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_consumer(&c, mem, bytes, NULL), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_write_bytes(&p, "a", 1, 0), SHARED_RING_OK);
+    memcpy(&first_id, mem + 792, 8);
+    memcpy(&fenceless_for, mem + 536, 8);
+    CHECK_EQ(fenceless_for, kernel_has_private_expedited_membarrier() ? first_id : 0);
+    CHECK_EQ(shared_ring_detach_consumer(&c), SHARED_RING_OK);
+    child = harness_fork();
+    if (child == 0) {
+        shared_ring_consumer cc;
+        seen s;
+        memset(&s, 0, sizeof s);
+        if (shared_ring_attach_consumer(&cc, mem, bytes, NULL) != SHARED_RING_OK) _exit(2);
+        /* "a", then the parent's "b" */
+        while (s.count < 2)
+            if (shared_ring_read(&cc, record_message, &s, 5000000000u) < 0) _exit(3);
+        _exit(0);
+    }
+    for (i = 0; i < 5000 && (child_id == 0 || child_id == first_id); i++) {
+        nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+        child_id = __atomic_load_n((uint64_t *)(void *)(mem + 792), __ATOMIC_ACQUIRE);
+    }
+    CHECK(child_id != 0 && child_id != first_id);
+    CHECK_EQ(shared_ring_write_bytes(&p, "b", 1, SHARED_RING_FOREVER), SHARED_RING_OK);
+    memcpy(&fenceless_for, mem + 536, 8);
+    CHECK_EQ(fenceless_for, 0);
+    CHECK(waitpid(child, &status, 0) == child);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    shared_ring_detach_producer(&p);
+    munmap(mem, bytes);
+}
+#endif
 
 /* wait_mode (392 consumer, 520 producer): low byte how the side sleeps
    (4: in its wait hook), bit 8 + n: it makes wake-up calls of kind n. */
@@ -2170,7 +2250,7 @@ TEST(arm_after_the_stream_ended_says_closed) {
 TEST(arm_without_wait_hooks_is_a_state_error) {
     setup(1024, 0);
     CHECK_EQ(shared_ring_arm(&cons), SHARED_RING_ERR_STATE);
-    CHECK_EQ(region_u32(384), 0);
+    CHECK(region_u32(384) != 1); /* not announced asleep */
 }
 
 /* ---- sizing and usage ------------------------------------------------------ */
@@ -2619,7 +2699,11 @@ int main(void) {
     RUN(producer_sees_a_corrupt_ring_as_corrupt);
     RUN(producer_rejects_read_pos_ahead_of_write_pos);
     RUN(header_changed_after_attach_does_not_move_the_bounds);
-    RUN(attach_says_in_the_region_whether_it_publishes_without_a_fence);
+    RUN(a_side_publishes_without_a_fence_to_a_peer_in_its_own_process);
+    RUN(a_sleeper_that_is_not_the_publishers_fenceless_peer_looks_again_every_slice);
+#if defined(__linux__) && !defined(__APPLE__)
+    RUN(a_producer_fences_for_a_consumer_that_attached_from_another_process);
+#endif
     RUN(attach_says_in_the_region_how_it_sleeps_and_wakes);
     RUN(arm_on_an_empty_ring_announces_the_consumer_asleep);
     RUN(write_after_arm_calls_the_producers_wake_hook_once);

@@ -42,13 +42,13 @@ enum {
     OFF_READ_POS = 256,
     OFF_CORRUPT = 264,
     OFF_CONSUMER_SLEEPING = 384,
-    OFF_CONSUMER_FENCELESS = 388,
     OFF_CONSUMER_WAIT_MODE = 392,
+    OFF_CONSUMER_FENCELESS_FOR = 408,
     OFF_PRODUCER_SLEEPING = 512,
-    OFF_PRODUCER_FENCELESS = 516,
     OFF_PRODUCER_WAIT_MODE = 520,
     OFF_CLOSED = 524,
-    OFF_PRODUCER_WAKE_POS = 528
+    OFF_PRODUCER_WAKE_POS = 528,
+    OFF_PRODUCER_FENCELESS_FOR = 536
 };
 
 static sigjmp_buf shrank;
@@ -75,7 +75,8 @@ static uint32_t u32_at(size_t off) {
 
 typedef struct sample {
     uint32_t version, max_message, closed, corrupt;
-    uint32_t sleeping[2], fenceless[2], wait_mode[2]; /* [0] producer, [1] consumer */
+    uint32_t sleeping[2], wait_mode[2]; /* [0] producer, [1] consumer */
+    uint64_t fenceless_for[2];
     uint64_t capacity, write_pos, read_pos, wake_pos;
     shared_ring_owners owners;
     double at; /* seconds, monotonic */
@@ -108,8 +109,8 @@ static const char *take_sample(sample *s) {
     s->closed = u32_at(OFF_CLOSED);
     s->sleeping[0] = u32_at(OFF_PRODUCER_SLEEPING);
     s->sleeping[1] = u32_at(OFF_CONSUMER_SLEEPING);
-    s->fenceless[0] = u32_at(OFF_PRODUCER_FENCELESS);
-    s->fenceless[1] = u32_at(OFF_CONSUMER_FENCELESS);
+    s->fenceless_for[0] = u64_at(OFF_PRODUCER_FENCELESS_FOR);
+    s->fenceless_for[1] = u64_at(OFF_CONSUMER_FENCELESS_FOR);
     s->wait_mode[0] = u32_at(OFF_PRODUCER_WAIT_MODE);
     s->wait_mode[1] = u32_at(OFF_CONSUMER_WAIT_MODE);
     s->wake_pos = u64_at(OFF_PRODUCER_WAKE_POS);
@@ -186,9 +187,10 @@ static void print_text(const sample *s, const sample *prev) {
     }
     for (i = 0; i < 2; i++)
         printf("%-16s %s; sleeps: %s; publishes %s\n", i == 0 ? "producer" : "consumer",
-               s->sleeping[i] ? "asleep" : "awake", kind_name(s->wait_mode[i]),
-               s->fenceless[i] ? "without a fence (membarrier)" : "with a fence");
-    if (s->sleeping[0])
+               s->sleeping[i] == 1 ? "asleep" : "awake", kind_name(s->wait_mode[i]),
+               s->fenceless_for[i] != 0 ? "without a fence (peer in its process)"
+                                        : "with a fence");
+    if (s->sleeping[0] == 1)
         printf("producer wakes   once read_pos >= %llu\n", (unsigned long long)s->wake_pos);
     if (prev != NULL) {
         double dt = s->at - prev->at;
