@@ -25,6 +25,7 @@ LIBS      = -lpthread
 # How much the stress and crash tests run, per build flavour.
 STRESS_MESSAGES      ?= 10000000
 FENCED_STRESS_MESSAGES ?= 1000000
+HOLE_MESSAGES        ?= 1000000
 CRASH_ROUNDS         ?= 50
 TSAN_STRESS_MESSAGES ?= 200000
 TSAN_CRASH_ROUNDS    ?= 20
@@ -228,6 +229,7 @@ OS_TESTS = $(B)/os_wait $(B)/clock_fail $(B)/mixed_builds $(B)/ulock-ulock_timeo
 # Every suite runs even when one fails; tests/suites.sh ends with one line,
 # "make test: N passed, M failed", and fails if M > 0.
 test: $(B)/unit $(B)/results $(B)/stress $(B)/fenced-stress $(B)/crash $(B)/liveness $(B)/mutate \
+      $(B)/wakeup_hole \
       $(OS_TESTS) \
       $(addprefix $(B)/,$(COMPILE_TESTS)) $(addprefix $(B)/fuzz_,$(FUZZ_TARGETS)) examples
 	@sh tests/suites.sh \
@@ -241,6 +243,7 @@ test: $(B)/unit $(B)/results $(B)/stress $(B)/fenced-stress $(B)/crash $(B)/live
 	    "./$(B)/ulock-unit" \
 	    "./$(B)/stress $(STRESS_MESSAGES)" \
 	    "./$(B)/fenced-stress $(FENCED_STRESS_MESSAGES)" \
+	    "./$(B)/wakeup_hole $(HOLE_MESSAGES)" \
 	    "./$(B)/crash $(CRASH_ROUNDS)" \
 	    "./$(B)/liveness" \
 	    "$(MAKE) --no-print-directory compile-tests" \
