@@ -22,8 +22,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -316,6 +318,45 @@ static sample run_shared_string(const config *c, size_t s) {
 }
 static sample run_shared_corked(const config *c, size_t s) {
     return run_shared(c, s, WRITE_CORKED);
+}
+
+/* ---- between two processes ------------------------------------------------------
+   shared-buffer with the producer in a forked child, over a MAP_SHARED
+   region. A publish to a peer in another process fences (no barrier the
+   sleeper could issue reaches another process for certain), so
+   shared-process ÷ shared-buffer is what that fence costs. */
+static void *process_region;
+
+static sample run_shared_process(const config *cfg, size_t size) {
+    shared_pair *sp = mmap(NULL, sizeof *sp, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+                           -1, 0);
+    sample out;
+    pid_t child;
+    memset(&out, 0, sizeof out);
+    if (sp == MAP_FAILED) return out;
+    memset(sp, 0, sizeof *sp);
+    sp->kind = WRITE_BUFFER;
+    sp->base.cfg = cfg;
+    sp->base.size = size;
+    sp->base.region = process_region;
+    sp->base.region_size = shared_region_bytes;
+    shared_ring_format(process_region, shared_region_bytes, cfg->ring, 0);
+    sp->base.deadline = now_s() + cfg->seconds;
+    atomic_store(&sp->base.ready, 0);
+    child = fork();
+    if (child == 0) {
+        shared_producer(sp);
+        _exit(0);
+    }
+    if (child > 0) {
+        shared_consumer(&sp->base);
+        waitpid(child, NULL, 0);
+        sp->base.out.msgs_per_s = (double)sp->base.out.messages / (sp->base.t_end - sp->base.t_start);
+        sp->base.out.bytes_per_s = sp->base.out.msgs_per_s * (double)size;
+        out = sp->base.out;
+    }
+    munmap(sp, sizeof *sp);
+    return out;
 }
 
 /* ---- many producers, one consumer ---------------------------------------------------
@@ -1085,9 +1126,10 @@ static const variant variants[] = {
     { "shared-corked", run_shared_corked, 1 }, { "pipe-buffer", run_pipe_buffer, 0 },
     { "pipe-string", run_pipe_string, 0 },     { "limit", run_limit, 1 },
     { "many-rings", run_many_rings, 0 },       { "mutex-queue", run_mutex_queue, 0 },
+    { "shared-process", run_shared_process, 1 },
 };
 #define NVARIANTS ((int)(sizeof variants / sizeof variants[0]))
-enum { V_SBUF, V_SSTR, V_SCORK, V_PBUF, V_PSTR, V_LIMIT, V_MANY, V_MUTEX };
+enum { V_SBUF, V_SSTR, V_SCORK, V_PBUF, V_PSTR, V_LIMIT, V_MANY, V_MUTEX, V_SPROC };
 
 static sample results[NVARIANTS][MAX_SIZES][MAX_REPS];
 static const config *active_cfg;
@@ -1192,6 +1234,7 @@ static void print_ratio_table(const config *cfg) {
         { "shared-string ÷ shared-buffer", V_SSTR, V_SBUF },
         { "shared-corked ÷ shared-buffer", V_SCORK, V_SBUF },
         { "many-rings ÷ mutex-queue (4 producers)", V_MANY, V_MUTEX },
+        { "shared-process ÷ shared-buffer (fenced ÷ fenceless)", V_SPROC, V_SBUF },
     };
     printf("\nRatios (median of per-repetition ratios)\n\n");
     column_header(cfg, "ratio");
@@ -1359,7 +1402,8 @@ static void usage(FILE *to) {
                 "  --variants LIST run only these (comma separated); tables then show\n"
                 "                  only what ran. Names: shared-buffer, shared-string,\n"
                 "                  shared-corked, pipe-buffer, pipe-string, limit, many-rings,\n"
-                "                  mutex-queue (4 producers, one consumer), latency\n"
+                "                  mutex-queue (4 producers, one consumer), shared-process\n"
+                "                  (shared-buffer between two processes), latency\n"
                 "  --help          this text\n");
 }
 
@@ -1436,7 +1480,11 @@ int main(int argc, char **argv) {
     shared_region_bytes = shared_ring_region_size(cfg.ring);
     shared_region = aligned_alloc(4096, shared_region_bytes);
     limit_buf = aligned_alloc(4096, cfg.ring);
+    process_region = mmap(NULL, shared_region_bytes, PROT_READ | PROT_WRITE,
+                          MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (process_region == MAP_FAILED) return 1;
     memset(shared_region, 0, shared_region_bytes); /* fault the pages in once */
+    memset(process_region, 0, shared_region_bytes);
     memset(limit_buf, 0, cfg.ring);
     total = 0;
     for (int v = 0; v < NVARIANTS; v++) total += selected(v) * cfg.reps * cfg.nsizes;
