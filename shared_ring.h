@@ -245,20 +245,26 @@
    Asymmetric barriers. "Store my position, then load the peer's sleeping
    word" needs a full fence (else both sides can miss each other and the
    sleeper never wakes). On x86 that fence waits for every store of the
-   message just written and halved throughput at 64 B. On Linux each side
-   registers for membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED) at attach and,
-   if that works, says so in its *_fenceless word and publishes with no
-   fence; a side about to sleep whose peer is fenceless calls membarrier,
-   which makes the peer's CPU execute the fence instead, before its last
-   re-check. Sleeping is rare and already costs a system call, so the fence
-   moves from the hot path to the cold one. Elsewhere (or with
-   SHARED_RING_NO_MEMBARRIER) a side publishes with a fence. Attach in the
-   process that uses the handle: the registration is per process. It is
-   the one place attach can block: the first registration in a process that
-   already runs other threads waits for an RCU grace period (10-25 ms
-   measured on Linux 6.x; later attaches take microseconds). Attach once
-   before starting threads, or build with SHARED_RING_NO_MEMBARRIER, if that
-   matters.
+   message just written and halved throughput at 64 B. Between two threads
+   of one process it moves to the cold side: on Linux a side publishes
+   without a fence to a peer that the kernel places in its own process (the
+   same pid in the same pid namespace), and says so by writing that peer's
+   attach id in its fenceless_for word; the peer, about to sleep, calls
+   membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED), which makes every CPU
+   running a thread of the process execute the fence, before its last
+   re-check. A publish to a peer in another process, or to none yet, or
+   one it cannot place, uses a fence: no membarrier reaches another process
+   for certain (GLOBAL_EXPEDITED can skip a CPU that runs the peer; see
+   docs/protocol.md, "Who fences"). Each side chooses again when a new peer
+   attaches (the attach leaves 2 in its sleeping word, which the other
+   side's next publish or release finds) and before each sleep; until it
+   has, the new peer sleeps in 1 ms slices rather than trust a choice made
+   for someone else. Sleeping is rare and costs a system call anyway.
+   Attach registers the process for PRIVATE_EXPEDITED: the first
+   registration in a process that already runs other threads waits for an
+   RCU grace period (10-25 ms measured on Linux 6.x; later attaches take
+   microseconds), so attaching before starting threads saves that once.
+   SHARED_RING_NO_MEMBARRIER makes every publish fence.
 
    Hysteresis. When the producer finds the ring full it does not resume as
    soon as one record's worth is free (that falls into lockstep with the
