@@ -1169,7 +1169,10 @@ SRNG_STATIC_ASSERT(SRNG_OFF_CONSUMER_SLEEPING - SRNG_OFF_READ_POS == 128,
                    "the word the producer reads per message must not share read_pos's lines");
 SRNG_STATIC_ASSERT(SRNG_OFF_PRODUCER_SLEEPING - SRNG_OFF_CONSUMER_SLEEPING == 128,
                    "each side's wait words in a block of their own");
-SRNG_STATIC_ASSERT(SRNG_OFF_PRODUCER_WAKE_POS % 8 == 0, "64-bit fields 8-aligned");
+SRNG_STATIC_ASSERT(SRNG_OFF_PRODUCER_WAKE_POS % 8 == 0 && SRNG_OFF_ATTACHES % 8 == 0 &&
+                       SRNG_OFF_PRODUCER_FENCELESS_FOR % 8 == 0 &&
+                       SRNG_OFF_CONSUMER_FENCELESS_FOR % 8 == 0 && SRNG_ID_ATTACH % 8 == 0,
+                   "64-bit fields 8-aligned");
 SRNG_STATIC_ASSERT(SRNG_OFF_PRODUCER_ID % 128 == 0 && SRNG_OFF_CONSUMER_ID % 128 == 0 &&
                        SRNG_OFF_CONSUMER_ID + 128 <= SHARED_RING_HEADER_SIZE,
                    "each identity in a block of its own, inside the header");

@@ -105,7 +105,7 @@ static uint32_t region_u32(size_t off) {
 /* Wait (up to 2 s) until the side whose sleeping word is at `off` sleeps. */
 static void until_asleep(size_t off) {
     int i;
-    for (i = 0; i < 2000 && region_u32(off) == 0; i++) nap_ms(1);
+    for (i = 0; i < 2000 && region_u32(off) != 1; i++) nap_ms(1); /* 2: attached, awake */
     CHECK_EQ(region_u32(off), 1);
 }
 

@@ -28,7 +28,7 @@ while [ $i -lt 50 ] && ! "$STAT" "$ring" --json | grep -q '"producer_sleeping":t
     sleep 0.1; i=$((i + 1))
 done
 out=$("$STAT" "$ring" --json)
-echo "$out" | grep -q '"layout_version":2,"capacity":65536,"max_message":3000' && ok ||
+echo "$out" | grep -q '"layout_version":3,"capacity":65536,"max_message":3000' && ok ||
     bad "header fields of a live ring: $out"
 echo "$out" | grep -q '"producer_sleeping":true' && ok || bad "a blocked producer not shown asleep"
 echo "$out" | grep -q "\"producer_pid\":$producer,\"producer_alive\":true" && ok ||
