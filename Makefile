@@ -25,7 +25,7 @@ LIBS      = -lpthread
 # How much the stress and crash tests run, per build flavour.
 STRESS_MESSAGES      ?= 10000000
 FENCED_STRESS_MESSAGES ?= 1000000
-HOLE_MESSAGES        ?= 1000000
+HOLE_MESSAGES        ?= 2000000
 CRASH_ROUNDS         ?= 50
 TSAN_STRESS_MESSAGES ?= 200000
 TSAN_CRASH_ROUNDS    ?= 20

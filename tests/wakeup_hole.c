@@ -13,12 +13,12 @@
    function-call interrupts CPU 1 receives for GLOBAL_EXPEDITED calls, in
    /proc/interrupts), then aims publishes at the consumer's way to sleep:
    a producer on CPU 1 answers each ping from the consumer on CPU 0 after a
-   random delay of up to 2 us, while the consumer goes to sleep at once
+   random delay of up to 1 us, while the consumer goes to sleep at once
    (spin 1 ns) with recheck_ns off. A lost wake-up leaves both sides
    asleep for good; the watchdog then finds the consumer asleep on a
    published record and fails the test.
 
-   usage: wakeup_hole [MESSAGES]   (default 1000000)
+   usage: wakeup_hole [MESSAGES]   (default 1000000; make test runs 2000000)
    Build with -DSHARED_RING_HEADER='"path"' to test another header. */
 #define _GNU_SOURCE
 #define SHARED_RING_IMPLEMENTATION
@@ -125,7 +125,7 @@ static int take_one(void *user, const void *data, size_t len) {
 }
 
 /* CPU 1: spin while the hole is measured, then answer each ping after a
-   random 0-2 us delay (the consumer is somewhere on its way to sleep). */
+   random 0-1 us delay (the consumer is somewhere on its way to sleep). */
 static void *answerer(void *arg) {
     world *w = (world *)arg;
     uint64_t i;
@@ -138,7 +138,7 @@ static void *answerer(void *arg) {
             w->answerer_failed = 1;
             return NULL;
         }
-        until = now_ns() + next_random() % 2000u;
+        until = now_ns() + next_random() % 1000u;
         while (now_ns() < until) {
         }
         answer[i % ANSWER_BYTES] = (unsigned char)i;
@@ -255,6 +255,15 @@ int main(int argc, char **argv) {
     took = now_ns() - start;
     irq_after = call_interrupts(1);
     hole_open = irq_before >= 0 && irq_after >= 0 && (irq_after - irq_before) * 10 < (long long)calls;
+    if (!hole_open && irq_before >= 0 && getenv("WAKEUP_HOLE_RETRY") == NULL) {
+        /* Another process ran on CPU 1 in between and refreshed its copy:
+           start again in a fresh process (once). */
+        printf("wakeup_hole: hole not open (%lld interrupts on CPU 1); starting again\n",
+               irq_after - irq_before);
+        fflush(stdout);
+        setenv("WAKEUP_HOLE_RETRY", "1", 1);
+        execv("/proc/self/exe", argv);
+    }
     if (irq_before < 0)
         printf("wakeup_hole: hole open: unknown (no function-call interrupt counts in "
                "/proc/interrupts); %.0f ns a GLOBAL_EXPEDITED call\n",
