@@ -123,10 +123,11 @@
         648    8  producer  producer start  process start time
         656    8  producer  producer pidns  pid namespace (Linux), or 0
         664    8  producer  producer attach id  its number in `attaches`
-        672   96  -         reserved, zero
-        768   32  consumer  consumer owner, start, pidns, attach id: as the
-                                        producer's
-        800  224  -         reserved, zero
+        672    8  producer  producer timens  time namespace (Linux), or 0
+        680   88  -         reserved, zero
+        768   40  consumer  consumer owner, start, pidns, attach id, timens:
+                                        as the producer's
+        808  216  -         reserved, zero
        1024  cap  both      data area: records
 
    A record is an 8-byte header word followed by the payload, padded to 8
@@ -554,6 +555,7 @@ typedef struct shared_ring_side {
     uint64_t attach_id; /* ours, from the region's attach count */
     uint64_t barrier_peer; /* the peer attach id `fenceless` was chosen for */
     uint64_t check_at;  /* clock time of the next peer liveness check */
+    uint64_t peer_owner; /* the peer's owner word at that check */
     shared_ring_wait_fn wait;
     shared_ring_wake_fn wake;
     void *hook_user;
@@ -1145,7 +1147,7 @@ enum {
     SRNG_OFF_CONSUMER_ID = 768
 };
 /* Offsets inside an identity block. */
-enum { SRNG_ID_OWNER = 0, SRNG_ID_START = 8, SRNG_ID_NS = 16, SRNG_ID_ATTACH = 24 };
+enum { SRNG_ID_OWNER = 0, SRNG_ID_START = 8, SRNG_ID_NS = 16, SRNG_ID_ATTACH = 24, SRNG_ID_TIMENS = 32 };
 /* Each side's wait words sit in one order: sleeping, wait mode, and 24
    bytes on, fenceless_for, so a side's other wait words are found from its
    sleeping word (srng_beside): the waker finds the sleeper's mode next to
@@ -1643,9 +1645,10 @@ enum { SRNG_GONE = 0, SRNG_ALIVE = 1, SRNG_UNKNOWN = -1 };
 
 typedef struct srng_process {
     uint32_t pid;
-    uint64_t start; /* as the OS counts it (0: unknown) */
-    uint64_t boot;  /* which boot the start time counts from (Linux), or 0 */
-    uint64_t ns;    /* pid namespace (0: unknown or none) */
+    uint64_t start;  /* as the OS counts it (0: unknown) */
+    uint64_t boot;   /* which boot the start time counts from (Linux), or 0 */
+    uint64_t ns;     /* pid namespace (0: cannot tell) */
+    uint64_t timens; /* time namespace (Linux; 0: none or cannot tell) */
 } srng_process;
 
 /* Start times are compared to within a quantum of about 2.5 s, not
@@ -1672,7 +1675,9 @@ static uint64_t srng_mix(uint64_t x) {
 
 #if defined(SRNG_HAVE_IDENTITY) && defined(_WIN32)
 static uint32_t srng_getpid(void) { return SRNG_CAST(uint32_t, GetCurrentProcessId()); }
-static uint64_t srng_pid_namespace(void) { return 0; }
+/* No namespaces: 1 for "the one", as 0 means "could not tell" on Linux. */
+static uint64_t srng_pid_namespace(void) { return 1; }
+static uint64_t srng_time_namespace(void) { return 0; }
 /* 1 alive (start filled in), 0 no such process, -1 cannot tell. */
 static int srng_process_lookup(uint32_t pid, srng_process *out) {
     FILETIME created, exited, kernel, user;
@@ -1691,7 +1696,8 @@ static int srng_process_lookup(uint32_t pid, srng_process *out) {
 #include <sys/sysctl.h>
 #include <unistd.h>
 static uint32_t srng_getpid(void) { return SRNG_CAST(uint32_t, getpid()); }
-static uint64_t srng_pid_namespace(void) { return 0; }
+static uint64_t srng_pid_namespace(void) { return 1; } /* no namespaces (Windows' note) */
+static uint64_t srng_time_namespace(void) { return 0; }
 static int srng_process_lookup(uint32_t pid, srng_process *out) {
     int mib[4] = { CTL_KERN, KERN_PROC, KERN_PROC_PID, SRNG_CAST(int, pid) };
     struct kinfo_proc kp;
@@ -1704,17 +1710,23 @@ static int srng_process_lookup(uint32_t pid, srng_process *out) {
 }
 #elif defined(SRNG_HAVE_IDENTITY)
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 static uint32_t srng_getpid(void) { return SRNG_CAST(uint32_t, getpid()); }
 
-/* The pid namespace's inode: pids of two namespaces cannot be compared. */
-static uint64_t srng_pid_namespace(void) {
+/* A namespace's inode (0: cannot tell). Pids of two pid namespaces
+   cannot be compared; start times read in two time namespaces differ by
+   their boottime offsets (and a kernel without time namespaces gives 0 to
+   every process alike). */
+static uint64_t srng_namespace(const char *path) {
     struct stat st;
     uint64_t ino; /* ino_t is 32-bit on some targets: widen without a cast */
-    if (stat("/proc/self/ns/pid", &st) != 0) return 0;
+    if (stat(path, &st) != 0) return 0;
     ino = st.st_ino;
     return ino;
 }
+static uint64_t srng_pid_namespace(void) { return srng_namespace("/proc/self/ns/pid"); }
+static uint64_t srng_time_namespace(void) { return srng_namespace("/proc/self/ns/time"); }
 
 /* Read up to size-1 bytes of a small file, NUL-terminated. -1 on error. */
 static long srng_read_file(const char *path, char *buf, size_t size) {
@@ -1743,34 +1755,62 @@ static uint64_t srng_boot_id(void) {
     return h;
 }
 
-static int srng_process_lookup(uint32_t pid, srng_process *out) {
-    char path[48] = "/proc/", digits[12], buf[512];
+/* Write pid's digits at `at`; returns the end. */
+static char *srng_put_pid(char *at, uint32_t pid) {
+    char digits[12];
+    size_t n = 0;
+    do digits[n++] = SRNG_CAST(char, '0' + pid % 10u);
+    while ((pid /= 10u) != 0);
+    while (n > 0) *at++ = digits[--n];
+    return at;
+}
+
+/* The process's thread count (Threads: in /proc/PID/status), or 0 if it
+   cannot be read. */
+static int srng_thread_count(uint32_t pid) {
+    char path[48] = "/proc/", buf[2048];
     const char *f;
-    size_t n = 0, at = 6, len;
+    int threads = 0;
+    memcpy(srng_put_pid(path + 6, pid), "/status", 8);
+    if (srng_read_file(path, buf, sizeof buf) <= 0) return 0;
+    f = strstr(buf, "\nThreads:");
+    if (f == SRNG_NULL) return 0;
+    for (f += 9; *f == ' ' || *f == '\t'; f++) {
+    }
+    for (; *f >= '0' && *f <= '9' && threads < 1000000; f++) threads = threads * 10 + (*f - '0');
+    return threads;
+}
+
+static int srng_process_lookup(uint32_t pid, srng_process *out) {
+    char path[64] = "/proc/", buf[512];
+    const char *f;
     uint64_t start = 0;
     int i;
     /* /proc/PID/task/PID/stat (the main thread's: the process's start
        time), not /proc/PID/stat: qemu-user answers a process's reads of
        its own /proc/PID/stat itself, and in a forked child with the
        parent's start time. */
-    do digits[n++] = SRNG_CAST(char, '0' + pid % 10u);
-    while ((pid /= 10u) != 0);
-    len = n;
-    while (n > 0) path[at++] = digits[--n];
-    memcpy(path + at, "/task/", 6);
-    at += 6;
-    memcpy(path + at, path + 6, len);
-    at += len;
-    memcpy(path + at, "/stat", 6);
-    if (srng_read_file(path, buf, sizeof buf) <= 0)
-        return errno == ENOENT || errno == ESRCH ? 0 : -1;
+    char *at = srng_put_pid(path + 6, pid);
+    memcpy(at, "/task/", 6);
+    memcpy(srng_put_pid(at + 6, pid), "/stat", 6);
+    /* Only the kernel's "no such process" is certain: /proc may be
+       missing (a chroot), hide other users' processes (hidepid), or be out
+       of descriptors. The caller has checked that the pid is of our
+       namespace. */
+    if (kill(SRNG_CAST(pid_t, pid), 0) != 0 && errno == ESRCH) return 0;
+    if (srng_read_file(path, buf, sizeof buf) <= 0) return -1;
     /* "pid (comm) state ppid ..." where comm may hold anything: the
        fields start after the last ')'. Field 3 is the state, 22 the start
-       time. A zombie (killed, not yet reaped) is dead. */
+       time. A zombie leader is a dead process not yet reaped, unless its
+       other threads run on (it called pthread_exit). */
     f = strrchr(buf, ')');
     if (f == SRNG_NULL || f[1] != ' ') return -1;
     f += 2;
-    if (*f == 'Z' || *f == 'X' || *f == 'x') return 0;
+    if (*f == 'Z' || *f == 'X' || *f == 'x') {
+        int threads = srng_thread_count(pid);
+        if (threads <= 0) return -1;
+        if (threads == 1) return 0;
+    }
     for (i = 0; i < 19; i++) {
         f = strchr(f, ' ');
         if (f == SRNG_NULL) return -1;
@@ -1779,17 +1819,42 @@ static int srng_process_lookup(uint32_t pid, srng_process *out) {
     for (; *f >= '0' && *f <= '9'; f++) start = start * 10u + SRNG_CAST(uint64_t, *f - '0');
     out->start = start;
     out->boot = srng_boot_id();
-    return 1;
+    return out->boot != 0 ? 1 : -1; /* without the boot, no token to compare */
 }
 #endif
 
 #ifdef SRNG_HAVE_IDENTITY
-/* This process: pid, start time, namespace. */
+/* This process: pid, start time, namespaces. Read once per process (a
+   forked child reads its own) and kept: the owner word this process
+   records must be the one it recognizes as its own later, even if a read
+   that failed then (out of descriptors) would work now. */
 static void srng_self(srng_process *me) {
-    memset(me, 0, sizeof *me);
-    me->pid = srng_getpid() & SRNG_OWNER_PID;
-    if (srng_process_lookup(me->pid, me) != 1) me->start = 0;
-    me->ns = srng_pid_namespace();
+    static srng_au32 state; /* 0 not read, 1 being read, 2 read */
+    static srng_au32 pid_read;
+    static srng_au64 start, boot, ns, timens;
+    uint32_t pid = srng_getpid() & SRNG_OWNER_PID;
+    for (;;) {
+        uint32_t st = SRNG_LOAD(&state, acquire);
+        if (st == 2u && SRNG_LOAD(&pid_read, relaxed) == pid) break;
+        if (st != 1u && SRNG_CAS(&state, st, 1u)) {
+            srng_process p;
+            memset(&p, 0, sizeof p);
+            if (srng_process_lookup(pid, &p) != 1) p.start = p.boot = 0;
+            SRNG_STORE(&start, p.start, relaxed);
+            SRNG_STORE(&boot, p.boot, relaxed);
+            SRNG_STORE(&ns, srng_pid_namespace(), relaxed);
+            SRNG_STORE(&timens, srng_time_namespace(), relaxed);
+            SRNG_STORE(&pid_read, pid, relaxed);
+            SRNG_STORE(&state, 2u, release);
+            break;
+        }
+        srng_cpu_relax(); /* another thread is reading it */
+    }
+    me->pid = pid;
+    me->start = SRNG_LOAD(&start, relaxed);
+    me->boot = SRNG_LOAD(&boot, relaxed);
+    me->ns = SRNG_LOAD(&ns, relaxed);
+    me->timens = SRNG_LOAD(&timens, relaxed);
 }
 
 /* The 32-bit token of a start time `quanta` quanta after the epoch. */
@@ -1797,33 +1862,48 @@ static uint32_t srng_start_token(uint64_t quanta, uint64_t boot) {
     return SRNG_CAST(uint32_t, srng_mix(quanta ^ boot));
 }
 
+/* pid | token << 32; token 0 when the start time could not be read (no
+   one can then tell a reused pid from this process: it counts alive). */
 static uint64_t srng_owner_word(const srng_process *p) {
-    return SRNG_CAST(uint64_t, srng_start_token(p->start / SRNG_START_QUANTUM, p->boot)) << 32 |
-           p->pid;
+    uint32_t token = p->start != 0 ? srng_start_token(p->start / SRNG_START_QUANTUM, p->boot) : 0u;
+    return SRNG_CAST(uint64_t, token) << 32 | p->pid;
 }
 
-/* Is the process that wrote `owner` (in namespace `ns`) alive? */
-static int srng_owner_status(uint64_t owner, uint64_t ns) {
-    srng_process them;
+/* Is the process that wrote `owner` in the identity block at id_off
+   alive? GONE only when the kernel says so for certain: no such pid in our
+   namespace, a zombie with no thread left, or the pid now held by a
+   process that started at another time (read in our time namespace).
+   Everything else that cannot be judged is UNKNOWN, which counts alive. */
+static uint64_t srng_id_field(const unsigned char *region, unsigned off) {
+    return SRNG_LOAD(SRNG_PUN(const srng_au64 *, region + off), relaxed);
+}
+
+static int srng_owner_status(const unsigned char *region, unsigned id_off, uint64_t owner) {
+    srng_process me, them;
     uint32_t pid = SRNG_CAST(uint32_t, owner) & SRNG_OWNER_PID;
-    uint64_t my_ns;
+    uint32_t token = SRNG_CAST(uint32_t, owner >> 32);
+    uint64_t ns = srng_id_field(region, id_off + SRNG_ID_NS), q;
     int r;
-    if (pid == (srng_getpid() & SRNG_OWNER_PID)) return SRNG_ALIVE; /* this process */
-    my_ns = srng_pid_namespace();
-    if (ns != 0 && my_ns != 0 && ns != my_ns) return SRNG_UNKNOWN;
+    srng_self(&me);
+    if (ns == 0 || me.ns == 0 || ns != me.ns) return SRNG_UNKNOWN; /* its pid is not ours to look up */
+    /* Our own pid: this process, or one that had our pid and is gone. */
+    if (pid == me.pid)
+        return (owner & ~SRNG_CAST(uint64_t, SRNG_OWNER_FORMATTING)) == srng_owner_word(&me)
+                   ? SRNG_ALIVE
+                   : SRNG_GONE;
     memset(&them, 0, sizeof them);
     r = srng_process_lookup(pid, &them);
-    if (r != 1) return r == 0 ? SRNG_GONE : SRNG_UNKNOWN;
-    {
-        /* The recorded token, against the start time read now, give or
-           take a quantum (see SRNG_START_QUANTUM). */
-        uint32_t token = SRNG_CAST(uint32_t, owner >> 32);
-        uint64_t q = them.start / SRNG_START_QUANTUM;
-        if (token == srng_start_token(q, them.boot) ||
-            token == srng_start_token(q - 1u, them.boot) ||
-            token == srng_start_token(q + 1u, them.boot))
-            return SRNG_ALIVE;
-    }
+    if (r == 0) return SRNG_GONE;
+    if (r < 0 || token == 0) return SRNG_UNKNOWN;
+    /* The recorded token, against the start time read now, give or take a
+       quantum (see SRNG_START_QUANTUM). */
+    q = them.start / SRNG_START_QUANTUM;
+    if (token == srng_start_token(q, them.boot) || token == srng_start_token(q - 1u, them.boot) ||
+        token == srng_start_token(q + 1u, them.boot))
+        return SRNG_ALIVE;
+    /* Start times read in two time namespaces cannot be compared. */
+    if (srng_id_field(region, id_off + SRNG_ID_TIMENS) != me.timens)
+        return SRNG_UNKNOWN;
     return SRNG_GONE; /* the pid was reused */
 }
 #endif
@@ -1845,15 +1925,14 @@ static int srng_claim(unsigned char *region, unsigned id_off, uint64_t *owner) {
     mine = srng_owner_word(&me);
     for (;;) {
         uint64_t cur = SRNG_LOAD(word, acquire);
-        if (cur != 0 && cur != mine &&
-            srng_owner_status(cur, SRNG_LOAD(srng_u64_at(region, id_off + SRNG_ID_NS), relaxed)) !=
-                SRNG_GONE)
+        if (cur != 0 && cur != mine && srng_owner_status(region, id_off, cur) != SRNG_GONE)
             return (cur & SRNG_OWNER_FORMATTING) != 0 ? SHARED_RING_NOT_FORMATTED
                                                       : SHARED_RING_ERR_BUSY;
         if (SRNG_CAS(word, cur, mine)) break;
     }
     SRNG_STORE(srng_u64_at(region, id_off + SRNG_ID_START), me.start, relaxed);
     SRNG_STORE(srng_u64_at(region, id_off + SRNG_ID_NS), me.ns, relaxed);
+    SRNG_STORE(srng_u64_at(region, id_off + SRNG_ID_TIMENS), me.timens, relaxed);
     *owner = mine;
 #else
     (void)region;
@@ -1884,15 +1963,17 @@ static int srng_watch_peer(shared_ring_side *s, uint64_t now) {
         return SHARED_RING_ERR_CORRUPT;
     }
     owner = SRNG_LOAD(srng_owner_at(s->region, peer), acquire);
-    if (s->owner == 0 || owner == 0 ||
-        ((SRNG_CAST(uint32_t, owner ^ s->owner) & SRNG_OWNER_PID) == 0)) {
+    if (owner != s->peer_owner) { /* a new peer, or none: judge it now */
+        s->peer_owner = owner;
         s->peer_gone = 0;
-        return 0;
+        s->check_at = now;
     }
+    /* our own word: a peer in this process (another pid is judged below,
+       ours with another token too: a dead process that had our pid) */
+    if (s->owner == 0 || owner == 0 || owner == s->owner) return 0;
 #ifdef SRNG_HAVE_IDENTITY
     if (now - s->check_at < (SRNG_CAST(uint64_t, 1) << 63)) { /* now >= check_at */
-        s->peer_gone = srng_owner_status(owner, SRNG_LOAD(srng_u64_at(s->region, peer + SRNG_ID_NS),
-                                                          relaxed)) == SRNG_GONE;
+        s->peer_gone = srng_owner_status(s->region, peer, owner) == SRNG_GONE;
         s->check_at = now + SRNG_LIVENESS_NS;
     }
 #else
@@ -2514,9 +2595,7 @@ static int srng_mark_for_format(unsigned char *r, uint64_t mark) {
         srng_au64 *w = srng_owner_at(r, ids[i]);
         uint64_t cur = SRNG_LOAD(w, acquire);
 #ifdef SRNG_HAVE_IDENTITY
-        if (ours && cur != 0 &&
-            srng_owner_status(cur, SRNG_LOAD(srng_u64_at(r, ids[i] + SRNG_ID_NS), relaxed)) !=
-                SRNG_GONE) {
+        if (ours && cur != 0 && srng_owner_status(r, ids[i], cur) != SRNG_GONE) {
             result = (cur & SRNG_OWNER_FORMATTING) != 0 ? SHARED_RING_ERR_BUSY : 1;
             break;
         }
@@ -3679,7 +3758,7 @@ static void srng_owner_of(const unsigned char *region, unsigned id_off, shared_r
     out->alive = -1;
     if ((owner & SRNG_OWNER_FORMATTING) != 0) *formatting = 1;
 #ifdef SRNG_HAVE_IDENTITY
-    if (owner != 0) out->alive = srng_owner_status(owner, SRNG_LOAD(w + SRNG_ID_NS / 8u, relaxed));
+    if (owner != 0) out->alive = srng_owner_status(region, id_off, owner);
 #endif
     if (owner == 0) out->alive = 0;
 }

@@ -6,10 +6,14 @@
 #include "../shared_ring.h"
 #include "harness.h"
 
+#include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -479,6 +483,200 @@ TEST(wait_any_reports_the_ring_whose_producer_process_died) {
     munmap(m, one * SET);
 }
 
+
+/* ---- a live owner is never judged dead on a guess --------------------------- */
+
+/* A child attaches as the producer after `prepare` (which may leave it
+   unable to read its identity), says so through a pipe, then sleeps until
+   killed; with `leader_exits` its main thread calls pthread_exit while
+   another thread runs on. Returns its pid once it has attached. */
+static void *sleep_forever(void *arg) {
+    (void)arg;
+    for (;;) pause();
+    return NULL;
+}
+
+static pid_t producer_child(void (*prepare)(void), int leader_exits) {
+    int fds[2];
+    char ok = 0;
+    pid_t pid;
+    if (pipe(fds) != 0) abort();
+    pid = harness_fork();
+    if (pid == 0) {
+        shared_ring_producer p;
+        pthread_t t;
+        if (prepare != NULL) prepare();
+        ok = shared_ring_attach_producer(&p, region, size, NULL) == SHARED_RING_OK;
+        if (write(fds[1], &ok, 1) != 1) _exit(2);
+        if (leader_exits) {
+            pthread_create(&t, NULL, sleep_forever, NULL);
+            pthread_exit(NULL);
+        }
+        for (;;) pause();
+    }
+    close(fds[1]);
+    if (read(fds[0], &ok, 1) != 1 || !ok) abort();
+    close(fds[0]);
+    return pid;
+}
+
+/* What a live producer's partners must see: alive (or "cannot tell"), its
+   side busy, a consumer's wait running to its timeout (not PEER_GONE). */
+static void check_producer_counts_alive(void) {
+    shared_ring_producer p;
+    shared_ring_consumer c;
+    shared_ring_owners o;
+    CHECK_EQ(shared_ring_owners_of(region, size, &o), SHARED_RING_OK);
+    CHECK(o.producer.alive != 0);
+    CHECK_EQ(shared_ring_attach_producer(&p, region, size, NULL), SHARED_RING_ERR_BUSY);
+    CHECK_EQ(shared_ring_attach_consumer(&c, region, size, NULL), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_read(&c, ignore, NULL, 120000000), SHARED_RING_TIMEOUT);
+    CHECK_EQ(shared_ring_detach_consumer(&c), SHARED_RING_OK);
+}
+
+TEST(a_producer_whose_main_thread_exited_while_its_threads_run_counts_alive) {
+    pid_t pid;
+    struct timespec settle = { 0, 100000000 };
+    fresh_region();
+    pid = producer_child(NULL, 1);
+    nanosleep(&settle, NULL); /* the leader is a zombie by now */
+    check_producer_counts_alive();
+    reap(pid);
+}
+
+static void no_descriptors_left(void) {
+    struct rlimit lim = { 3, 3 }; /* stdin, stdout, stderr: every open fails */
+    setrlimit(RLIMIT_NOFILE, &lim);
+}
+
+TEST(a_producer_that_could_not_read_its_own_identity_counts_alive) {
+    pid_t pid;
+    uint64_t owner;
+    fresh_region();
+    pid = producer_child(no_descriptors_left, 0);
+    memcpy(&owner, region + 640, 8);
+    CHECK_EQ(owner >> 32, 0); /* no start-time token recorded */
+    check_producer_counts_alive();
+    reap(pid);
+}
+
+/* The checker cannot see the owner in /proc: it runs in a chroot without
+   one (root only). */
+TEST(a_checker_that_cannot_see_proc_judges_no_owner_dead) {
+    char dir[] = "/tmp/shared_ring_chroot_XXXXXX";
+    pid_t owner, checker;
+    int status = -1;
+    if (geteuid() != 0 || mkdtemp(dir) == NULL) {
+        printf("  skipped: needs root for chroot\n");
+        return;
+    }
+    fresh_region();
+    owner = producer_child(NULL, 0);
+    checker = harness_fork();
+    if (checker == 0) {
+        shared_ring_producer p;
+        shared_ring_consumer c;
+        if (chroot(dir) != 0 || chdir("/") != 0) _exit(3);
+        if (shared_ring_attach_producer(&p, region, size, NULL) != SHARED_RING_ERR_BUSY) _exit(4);
+        if (shared_ring_attach_consumer(&c, region, size, NULL) != SHARED_RING_OK) _exit(5);
+        _exit(shared_ring_read(&c, ignore, NULL, 120000000) == SHARED_RING_TIMEOUT ? 0 : 6);
+    }
+    CHECK(waitpid(checker, &status, 0) == checker);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    reap(owner);
+    rmdir(dir);
+}
+
+/* The owner runs in another time namespace: its start time reads shifted
+   (root, or a user namespace; skipped where the kernel refuses). */
+static int time_namespace_shifted(void) {
+    int fd;
+    const char offsets[] = "boottime 100000 0\n";
+    if (unshare(CLONE_NEWTIME) != 0) return 0;
+    fd = open("/proc/self/timens_offsets", O_WRONLY);
+    if (fd < 0) return 0;
+    if (write(fd, offsets, sizeof offsets - 1) != (ssize_t)(sizeof offsets - 1)) {
+        close(fd);
+        return 0;
+    }
+    close(fd);
+    return 1;
+}
+
+TEST(a_producer_in_another_time_namespace_counts_alive) {
+    int fds[2];
+    char ok = 0;
+    pid_t middle, owner = 0;
+    fresh_region();
+    if (pipe(fds) != 0) abort();
+    middle = harness_fork();
+    if (middle == 0) {
+        /* The new time namespace is its children's: the owner is a grandchild. */
+        pid_t owner;
+        if (!time_namespace_shifted()) {
+            if (write(fds[1], &ok, 1) != 1) _exit(2);
+            _exit(0);
+        }
+        owner = harness_fork();
+        if (owner == 0) {
+            shared_ring_producer p;
+            pid_t me = getpid();
+            ok = shared_ring_attach_producer(&p, region, size, NULL) == SHARED_RING_OK ? 1 : 2;
+            if (write(fds[1], &ok, 1) != 1 || write(fds[1], &me, sizeof me) != sizeof me) _exit(2);
+            for (;;) pause();
+        }
+        waitpid(owner, NULL, 0); /* until the test kills the group */
+        _exit(0);
+    }
+    close(fds[1]);
+    if (read(fds[0], &ok, 1) != 1) ok = 2;
+    if (ok == 1 && read(fds[0], &owner, sizeof owner) != sizeof owner) ok = 2;
+    close(fds[0]);
+    if (ok == 0) {
+        printf("  skipped: this kernel or user may not make a time namespace\n");
+        waitpid(middle, NULL, 0);
+        return;
+    }
+    CHECK_EQ(ok, 1);
+    if (ok == 1) check_producer_counts_alive();
+    if (owner > 0) kill(owner, SIGKILL); /* the grandchild, then its parent */
+    reap(middle);
+}
+
+/* ---- a dead owner is not judged alive -------------------------------------- */
+
+/* A dead producer whose pid is now the checker's own: the same pid in the
+   same namespace with another start-time token is a process that is gone. */
+TEST(a_dead_owner_with_the_checkers_own_pid_is_gone) {
+    shared_ring_consumer c;
+    shared_ring_producer p;
+    uint64_t owner;
+    fresh_region();
+    CHECK_EQ(shared_ring_attach_producer(&p, region, size, NULL), SHARED_RING_OK);
+    memcpy(&owner, region + 640, 8);
+    CHECK_EQ(shared_ring_detach_producer(&p), SHARED_RING_OK);
+    owner ^= (uint64_t)1 << 40; /* our pid, another token: an earlier process */
+    memcpy(region + 640, &owner, 8);
+    CHECK_EQ(shared_ring_attach_consumer(&c, region, size, NULL), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_read(&c, ignore, NULL, 2000000000u), SHARED_RING_PEER_GONE);
+    CHECK_EQ(shared_ring_attach_producer(&p, region, size, NULL), SHARED_RING_OK); /* taken over */
+}
+
+/* ---- PEER_GONE ends when a new peer attaches --------------------------------- */
+
+TEST(a_wait_after_a_new_producer_attached_does_not_say_peer_gone) {
+    shared_ring_consumer c;
+    pid_t first, second;
+    fresh_region();
+    first = child_attached_as(1);
+    CHECK_EQ(shared_ring_attach_consumer(&c, region, size, NULL), SHARED_RING_OK);
+    reap(first);
+    CHECK_EQ(shared_ring_read(&c, ignore, NULL, 2000000000u), SHARED_RING_PEER_GONE);
+    second = child_attached_as(1);
+    CHECK_EQ(shared_ring_read(&c, ignore, NULL, 20000000), SHARED_RING_TIMEOUT);
+    reap(second);
+}
+
 int main(void) {
     alarm(300);
     RUN(consumer_waiting_forever_hears_peer_gone_when_the_producer_is_killed);
@@ -498,5 +696,11 @@ int main(void) {
     RUN(pairs_started_in_any_order_over_a_stale_region_get_exactly_their_stream);
     RUN(wait_any_sleeps_on_rings_whose_producers_are_other_processes_and_loses_nothing);
     RUN(wait_any_reports_the_ring_whose_producer_process_died);
+    RUN(a_producer_whose_main_thread_exited_while_its_threads_run_counts_alive);
+    RUN(a_producer_that_could_not_read_its_own_identity_counts_alive);
+    RUN(a_checker_that_cannot_see_proc_judges_no_owner_dead);
+    RUN(a_producer_in_another_time_namespace_counts_alive);
+    RUN(a_dead_owner_with_the_checkers_own_pid_is_gone);
+    RUN(a_wait_after_a_new_producer_attached_does_not_say_peer_gone);
     return harness_summary("liveness");
 }
