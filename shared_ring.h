@@ -549,7 +549,8 @@ typedef struct shared_ring_side {
                            not broken, not in a callback; producer: no claim
                            open, not closed), so hot paths test one word */
     uint32_t busy;      /* 1 while a callback of this handle runs */
-    uint32_t peer_gone; /* 1: the last liveness check found the peer dead */
+    uint32_t peer_gone; /* 1: the peer died or detached (the last check) */
+    uint32_t gone_told; /* 1: a call has returned PEER_GONE for that */
     uint64_t ring_id;   /* the region's ring id, as read at attach */
     uint64_t owner;     /* our identity word in the region (0: none) */
     uint64_t attach_id; /* ours, from the region's attach count */
@@ -1948,12 +1949,14 @@ static void srng_unclaim(unsigned char *region, unsigned id_off, uint64_t owner)
     if (owner != 0) (void)SRNG_CAS(srng_owner_at(region, id_off), cur, 0u);
 }
 
-/* Is the peer in another process, and is that process gone? Looked at
-   from slow paths only, at most every SRNG_LIVENESS_NS (`now` is the
-   clock). Sets s->peer_gone. Returns 1 when the peer is in another process
-   (a sleep must then end by s->check_at to look again), 0 when there is no
-   peer or it is in this process, ERR_CORRUPT when the region was formatted
-   anew under this handle (its ring id changed). */
+/* Has the peer left: detached (its owner word went to 0) or, in another
+   process, died? Looked at from slow paths only; another process at most
+   every SRNG_LIVENESS_NS (`now` is the clock), a new owner word at once.
+   Sets s->peer_gone (and clears gone_told when the peer changes). Returns
+   1 when the peer is in another process (a sleep must then end by
+   s->check_at to look again), 0 when there is no peer or it is in this
+   process, ERR_CORRUPT when the region was formatted anew under this
+   handle (its ring id changed). */
 static int srng_watch_peer(shared_ring_side *s, uint64_t now) {
     unsigned peer = s->magic == SRNG_PRODUCER_MAGIC ? SRNG_OFF_CONSUMER_ID : SRNG_OFF_PRODUCER_ID;
     uint64_t owner;
@@ -1963,9 +1966,10 @@ static int srng_watch_peer(shared_ring_side *s, uint64_t now) {
         return SHARED_RING_ERR_CORRUPT;
     }
     owner = SRNG_LOAD(srng_owner_at(s->region, peer), acquire);
-    if (owner != s->peer_owner) { /* a new peer, or none: judge it now */
+    if (owner != s->peer_owner) { /* a new peer (judge it now), or it detached */
+        s->peer_gone = owner == 0u && s->peer_owner != 0u;
+        s->gone_told = 0;
         s->peer_owner = owner;
-        s->peer_gone = 0;
         s->check_at = now;
     }
     /* our own word: a peer in this process (another pid is judged below,
@@ -2205,6 +2209,7 @@ static void srng_adapt_spin(shared_ring_side *s, int found, uint64_t waited_ns) 
 static int srng_block(shared_ring_side *s, srng_au32 *word, srng_au32 *peer, srng_ready_fn ready,
                       void *ctx, uint64_t timeout_ns) {
     srng_au32 *peer_mode = srng_beside(peer, SRNG_MODE_WORD);
+    unsigned peer_id = s->magic == SRNG_PRODUCER_MAGIC ? SRNG_OFF_CONSUMER_ID : SRNG_OFF_PRODUCER_ID;
     uint64_t start, elapsed = 0, slept_at;
     int capped;
     /* A cheap look first: the caller often finds what it waits for. */
@@ -2233,23 +2238,28 @@ static int srng_block(shared_ring_side *s, srng_au32 *word, srng_au32 *peer, srn
                timeout - elapsed would then wrap to nearly forever. A clock
                that goes backwards also ends the wait (elapsed wraps). */
             if (elapsed >= timeout_ns) {
-                r = SHARED_RING_TIMEOUT;
+                r = s->peer_gone ? SHARED_RING_PEER_GONE : SHARED_RING_TIMEOUT;
                 break;
             }
             left = timeout_ns - elapsed;
         }
-        /* A peer in another process may die: look at it before sleeping,
-           and sleep no longer than until the next look. */
+        /* The peer may have detached or (in another process) died: look
+           before sleeping, and sleep no longer than until the next look. */
         r = srng_watch_peer(s, start + elapsed);
         if (r < 0) break;
+        if (s->peer_gone && !s->gone_told) {
+            /* The news, once: what it published before it left is still
+               delivered first. Later waits wait for a new peer (its attach
+               wakes them) up to their timeout, then say PEER_GONE again. */
+            r = ready(ctx, 1);
+            if (r == 0) {
+                r = SHARED_RING_PEER_GONE;
+                s->gone_told = 1;
+            }
+            break;
+        }
         if (r == 1) {
             uint64_t until_check = s->check_at - (start + elapsed);
-            if (s->peer_gone) {
-                /* What it published before it died is still delivered. */
-                r = ready(ctx, 1);
-                if (r == 0) r = SHARED_RING_PEER_GONE;
-                break;
-            }
             if (left > until_check) left = until_check;
         }
         /* A safety net, not part of the protocol: no wake-up is expected
@@ -2262,6 +2272,8 @@ static int srng_block(shared_ring_side *s, srng_au32 *word, srng_au32 *peer, srn
             left = SRNG_SLICE_NS;
         r = ready(ctx, 1);
         if (r != 0) break;
+        /* a detach after our look: its wake-up may have missed us */
+        if (SRNG_LOAD(srng_owner_at(s->region, peer_id), acquire) != s->peer_owner) continue;
         slept_at = capped ? SHARED_RING_NOW_NS() : 0;
         srng_sleep(s, word, SRNG_LOAD(peer_mode, relaxed), left);
         r = ready(ctx, 1);
@@ -2378,6 +2390,11 @@ static int srng_attach_side(shared_ring_side *s, void *region, size_t region_siz
     s->region = SRNG_CAST(unsigned char *, region);
     s->ring_id = SRNG_LOAD(srng_u64_at(s->region, SRNG_OFF_RING_ID), relaxed);
     s->attach_id = srng_next_attach_id(s->region);
+    /* a peer attached now that detaches later has left */
+    s->peer_owner = SRNG_LOAD(srng_owner_at(s->region, id_off == SRNG_OFF_PRODUCER_ID
+                                                           ? SRNG_OFF_CONSUMER_ID
+                                                           : SRNG_OFF_PRODUCER_ID),
+                              acquire);
     /* release: after our pid and namespace (srng_choose_barrier) */
     SRNG_STORE(srng_u64_at(s->region, id_off + SRNG_ID_ATTACH), s->attach_id, release);
     s->data = s->region + SHARED_RING_HEADER_SIZE;
@@ -3254,10 +3271,15 @@ static int srng_deliver(shared_ring_consumer *c, shared_ring_read_fn fn, void *u
 }
 
 /* What a call that may not wait says when no message is there: EMPTY, or
-   PEER_GONE once a wait has found the producer's process dead (until a
-   later wait finds a live one). */
-static int srng_nothing_now(const shared_ring_consumer *c) {
-    return c->s.peer_gone ? SHARED_RING_PEER_GONE : SHARED_RING_EMPTY;
+   PEER_GONE once the producer detached or a wait found its process dead
+   (until a new producer attaches). */
+static int srng_nothing_now(shared_ring_consumer *c) {
+    /* A detach (the producer's owner word changed) is one load away. */
+    if (SRNG_LOAD(srng_owner_at(c->s.region, SRNG_OFF_PRODUCER_ID), acquire) != c->s.peer_owner)
+        (void)srng_watch_peer(&c->s, SHARED_RING_NOW_NS());
+    if (!c->s.peer_gone) return SHARED_RING_EMPTY;
+    c->s.gone_told = 1;
+    return SHARED_RING_PEER_GONE;
 }
 
 static void srng_release_to(shared_ring_consumer *c, uint64_t pos) {
@@ -3522,7 +3544,7 @@ static int srng_any_ready(shared_ring_consumer *const *rings, size_t n, int thor
     for (i = 0; i < n; i++) {
         shared_ring_consumer *c = rings[i];
         if (c == SRNG_NULL) continue;
-        if (c->s.broken || srng_data_ready(c, thorough) != 0 || c->s.peer_gone)
+        if (c->s.broken || srng_data_ready(c, thorough) != 0 || (c->s.peer_gone && !c->s.gone_told))
             return SRNG_CAST(int, i);
     }
     return -1;
@@ -3675,7 +3697,7 @@ static int srng_watch_many(shared_ring_consumer *const *rings, size_t n, uint64_
         int r;
         if (rings[i] == SRNG_NULL) continue;
         r = srng_watch_peer(&rings[i]->s, now);
-        if (r < 0 || rings[i]->s.peer_gone) return SRNG_CAST(int, i);
+        if (r < 0 || (rings[i]->s.peer_gone && !rings[i]->s.gone_told)) return SRNG_CAST(int, i);
         *remote |= r;
     }
     return -1;
@@ -3731,11 +3753,20 @@ SHARED_RING_API int shared_ring_wait_any(shared_ring_consumer *const *rings, siz
 
 /* ---- either side ------------------------------------------------------------ */
 
+/* Give our identity block back and wake a sleeping peer, which then finds
+   us gone (the fence: our owner word's store before the look at its
+   sleeping word, against its announce / fence / look at ours). */
+static void srng_leave(shared_ring_side *s, unsigned id_off, unsigned peer_sleep_off) {
+    srng_unclaim(s->region, id_off, s->owner);
+    SRNG_FENCE();
+    srng_wake_sleeper(s, srng_u32_at(s->region, peer_sleep_off));
+}
+
 SHARED_RING_API int shared_ring_detach_producer(shared_ring_producer *p) {
     int r = srng_refusal(p != SRNG_NULL ? &p->s : SRNG_NULL, SRNG_PRODUCER_MAGIC);
     if (r != SHARED_RING_OK && r != SHARED_RING_ERR_CORRUPT) return r;
     if (r == SHARED_RING_OK) srng_publish(p); /* what a cork held back */
-    srng_unclaim(p->s.region, SRNG_OFF_PRODUCER_ID, p->s.owner);
+    srng_leave(&p->s, SRNG_OFF_PRODUCER_ID, SRNG_OFF_CONSUMER_SLEEPING);
     memset(p, 0, sizeof *p);
     return SHARED_RING_OK;
 }
@@ -3743,7 +3774,7 @@ SHARED_RING_API int shared_ring_detach_producer(shared_ring_producer *p) {
 SHARED_RING_API int shared_ring_detach_consumer(shared_ring_consumer *c) {
     int r = srng_refusal(c != SRNG_NULL ? &c->s : SRNG_NULL, SRNG_CONSUMER_MAGIC);
     if (r != SHARED_RING_OK && r != SHARED_RING_ERR_CORRUPT) return r;
-    srng_unclaim(c->s.region, SRNG_OFF_CONSUMER_ID, c->s.owner);
+    srng_leave(&c->s, SRNG_OFF_CONSUMER_ID, SRNG_OFF_PRODUCER_SLEEPING);
     memset(c, 0, sizeof *c);
     return SHARED_RING_OK;
 }

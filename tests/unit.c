@@ -1926,6 +1926,130 @@ TEST(a_sleeper_that_is_not_the_publishers_fenceless_peer_looks_again_every_slice
     CHECK(took < 2000000000u);
 }
 
+
+/* ---- a side that leaves tells the other ----------------------------------- */
+
+static void *detach_consumer_after_30ms(void *arg) {
+    struct timespec d = { 0, 30000000 };
+    (void)arg;
+    nanosleep(&d, NULL);
+    shared_ring_detach_consumer(&cons);
+    return NULL;
+}
+
+static void *write_two_then_detach_after_30ms(void *arg) {
+    struct timespec d = { 0, 30000000 };
+    (void)arg;
+    nanosleep(&d, NULL);
+    shared_ring_write_bytes(&prod, "a", 1, 0);
+    shared_ring_write_bytes(&prod, "b", 1, 0);
+    shared_ring_detach_producer(&prod);
+    return NULL;
+}
+
+static void fill_ring(void) {
+    char buf[64] = { 0 };
+    while (shared_ring_write_bytes(&prod, buf, sizeof buf, 0) == SHARED_RING_OK) {
+    }
+}
+
+/* The game engine's shutdown order: the consumer thread stops first. */
+TEST(a_producer_blocked_forever_hears_peer_gone_when_the_consumer_detaches) {
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
+    pthread_t t;
+    char buf[64] = { 0 };
+    o.spin_ns = 0;
+    setup_opt(1024, 0, &o);
+    fill_ring();
+    pthread_create(&t, NULL, detach_consumer_after_30ms, NULL);
+    CHECK_EQ(shared_ring_write_bytes(&prod, buf, sizeof buf, SHARED_RING_FOREVER),
+             SHARED_RING_PEER_GONE);
+    pthread_join(t, NULL);
+}
+
+TEST(a_consumer_hears_the_messages_then_peer_gone_when_the_producer_detaches) {
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
+    pthread_t t;
+    seen s;
+    o.spin_ns = 0;
+    setup_opt(1024, 0, &o);
+    memset(&s, 0, sizeof s);
+    pthread_create(&t, NULL, write_two_then_detach_after_30ms, NULL);
+    while (s.count < 2) CHECK(shared_ring_read(&cons, record_message, &s, SHARED_RING_FOREVER) > 0);
+    CHECK_EQ(shared_ring_read(&cons, record_message, &s, SHARED_RING_FOREVER),
+             SHARED_RING_PEER_GONE);
+    pthread_join(t, NULL);
+    CHECK(s.text_len == 2 && memcmp(s.text, "ab", 2) == 0);
+}
+
+/* Said once: a later wait waits for a new peer up to its timeout (and
+   says PEER_GONE then), rather than return at once in a busy loop. */
+TEST(a_wait_after_peer_gone_was_said_sleeps_until_its_timeout) {
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
+    uint64_t start;
+    seen s;
+    o.spin_ns = 0;
+    setup_opt(1024, 0, &o);
+    CHECK_EQ(shared_ring_detach_producer(&prod), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_read(&cons, record_message, &s, SHARED_RING_FOREVER),
+             SHARED_RING_PEER_GONE);
+    start = test_now_ns();
+    CHECK_EQ(shared_ring_read(&cons, record_message, &s, 100000000), SHARED_RING_PEER_GONE);
+    CHECK(test_now_ns() - start >= 90000000u);
+    CHECK_EQ(drain(&s), SHARED_RING_PEER_GONE); /* a poll says it at once */
+}
+
+#ifdef __linux__
+static uint64_t thread_cpu_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+TEST(waiting_in_a_loop_for_a_gone_peer_to_come_back_uses_under_one_percent_of_a_cpu) {
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
+    uint64_t wall, cpu;
+    seen s;
+    int i;
+    setup_opt(1024, 0, &o); /* default spin */
+    CHECK_EQ(shared_ring_detach_producer(&prod), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_read(&cons, record_message, &s, 0), SHARED_RING_PEER_GONE); /* the news */
+    wall = test_now_ns();
+    cpu = thread_cpu_ns();
+    for (i = 0; i < 5; i++)
+        CHECK_EQ(shared_ring_read(&cons, record_message, &s, 100000000), SHARED_RING_PEER_GONE);
+    cpu = thread_cpu_ns() - cpu;
+    wall = test_now_ns() - wall;
+    CHECK(wall >= 450000000u);
+    CHECK(cpu * 100 < wall);
+}
+#endif
+
+static void *attach_and_write_after_30ms(void *arg) {
+    struct timespec d = { 0, 30000000 };
+    (void)arg;
+    nanosleep(&d, NULL);
+    if (shared_ring_attach_producer(&prod, region, region_bytes, NULL) == SHARED_RING_OK)
+        shared_ring_write_bytes(&prod, "new", 3, SHARED_RING_FOREVER);
+    return NULL;
+}
+
+TEST(a_consumer_waiting_after_peer_gone_gets_the_new_producers_message) {
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
+    pthread_t t;
+    seen s;
+    o.spin_ns = 0;
+    setup_opt(1024, 0, &o);
+    CHECK_EQ(shared_ring_detach_producer(&prod), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_read(&cons, record_message, &s, SHARED_RING_FOREVER),
+             SHARED_RING_PEER_GONE);
+    memset(&s, 0, sizeof s);
+    pthread_create(&t, NULL, attach_and_write_after_30ms, NULL);
+    CHECK_EQ(shared_ring_read(&cons, record_message, &s, 5000000000u), 1);
+    pthread_join(t, NULL);
+    CHECK(s.text_len == 3 && memcmp(s.text, "new", 3) == 0);
+}
+
 #if defined(__linux__) && !defined(__APPLE__)
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -2704,6 +2828,13 @@ int main(void) {
 #if defined(__linux__) && !defined(__APPLE__)
     RUN(a_producer_fences_for_a_consumer_that_attached_from_another_process);
 #endif
+    RUN(a_producer_blocked_forever_hears_peer_gone_when_the_consumer_detaches);
+    RUN(a_consumer_hears_the_messages_then_peer_gone_when_the_producer_detaches);
+    RUN(a_wait_after_peer_gone_was_said_sleeps_until_its_timeout);
+#ifdef __linux__
+    RUN(waiting_in_a_loop_for_a_gone_peer_to_come_back_uses_under_one_percent_of_a_cpu);
+#endif
+    RUN(a_consumer_waiting_after_peer_gone_gets_the_new_producers_message);
     RUN(attach_says_in_the_region_how_it_sleeps_and_wakes);
     RUN(arm_on_an_empty_ring_announces_the_consumer_asleep);
     RUN(write_after_arm_calls_the_producers_wake_hook_once);
