@@ -476,7 +476,13 @@ typedef struct shared_ring_options {
     shared_ring_wait_fn wait; /* both NULL: built-in OS waits */
     shared_ring_wake_fn wake;
     void *hook_user; /* passed to wait and wake */
+    uint32_t flags;  /* SHARED_RING_TAKE_BACK, or 0 */
 } shared_ring_options;
+
+/* flags: attach even though a handle of this process holds the side (one
+   the program lost without detaching). Never takes a side from another
+   live process. */
+#define SHARED_RING_TAKE_BACK 1u
 
 #ifndef SHARED_RING_DEFAULT_SPIN_NS
 #define SHARED_RING_DEFAULT_SPIN_NS 50000u
@@ -505,7 +511,7 @@ typedef struct shared_ring_options {
     { SHARED_RING_DEFAULT_SPIN_NS, 50u, SHARED_RING_DEFAULT_CORK_LIMIT,                        \
       SHARED_RING_DEFAULT_RECHECK_NS, SHARED_RING_DEFAULT_TRAIL_NS,                            \
       SHARED_RING_DEFAULT_SPIN_MAX_NS, SHARED_RING_NULLPTR, SHARED_RING_NULLPTR,               \
-      SHARED_RING_NULLPTR }
+      SHARED_RING_NULLPTR, 0u }
 /* clang-format on */
 
 /* Per-side counters, kept in the handle (no shared writes). */
@@ -697,8 +703,9 @@ SHARED_RING_API shared_ring_options shared_ring_default_options(void);
    producer appends after what was published. On failure the handle is
    left unattached.
    Returns: OK; NOT_FORMATTED (magic 0: not formatted yet, or being
-   formatted; retry, or use attach_producer_wait); ERR_BUSY (a live process
-   other than this one is attached as producer); ERR_ARG (NULL handle or
+   formatted; retry, or use attach_producer_wait); ERR_BUSY (a producer is
+   attached: a live process, or another handle of this one; see
+   SHARED_RING_TAKE_BACK); ERR_ARG (NULL handle or
    region, bad options); ERR_ALIGN; ERR_SIZE (region smaller than its
    header says); ERR_MAGIC (holds something else); ERR_VERSION (another
    layout version); ERR_CORRUPT (inconsistent header or positions). */
@@ -707,8 +714,8 @@ SHARED_RING_API int shared_ring_attach_producer(shared_ring_producer *p, void *r
 
 /* Attach a consumer handle to a formatted region. Consumer side. Never
    blocks. On failure the handle is left unattached.
-   Returns: OK; NOT_FORMATTED; ERR_BUSY (a live process other than this
-   one is attached as consumer); ERR_ARG (NULL handle or region, bad
+   Returns: OK; NOT_FORMATTED; ERR_BUSY (a consumer is attached: a live
+   process, or another handle of this one); ERR_ARG (NULL handle or region, bad
    options); ERR_ALIGN; ERR_SIZE; ERR_MAGIC; ERR_VERSION; ERR_CORRUPT (as
    attach_producer). */
 SHARED_RING_API int shared_ring_attach_consumer(shared_ring_consumer *c, void *region,
@@ -883,10 +890,12 @@ SHARED_RING_API int shared_ring_release(shared_ring_consumer *c);
    make one membarrier call).
    Returns: OK (armed: sleep until your descriptor fires); a count >= 1
    (always 1: a message is ready, do not sleep); CLOSED (none, and the
-   producer closed); PEER_GONE (the producer's process died: it will never
-   signal; give your loop's sleep a timeout and re-arm to notice);
-   ERR_STATE (the handle has no wait hooks, or inside a callback);
-   ERR_CORRUPT; ERR_HANDLE. */
+   producer closed); PEER_GONE (the producer detached, or its process
+   died: it will never signal; give your loop's sleep a timeout and re-arm
+   to notice a death);
+   ERR_STATE (the handle has no wait hooks; the producer attached last
+   has none, so its publishes could not signal the loop; or inside a
+   callback); ERR_CORRUPT; ERR_HANDLE. */
 SHARED_RING_API int shared_ring_arm(shared_ring_consumer *c);
 
 /* Wait on many rings at once: return as soon as one of them has a message
@@ -1711,7 +1720,6 @@ static int srng_process_lookup(uint32_t pid, srng_process *out) {
 }
 #elif defined(SRNG_HAVE_IDENTITY)
 #include <fcntl.h>
-#include <signal.h>
 #include <sys/stat.h>
 static uint32_t srng_getpid(void) { return SRNG_CAST(uint32_t, getpid()); }
 
@@ -1798,7 +1806,7 @@ static int srng_process_lookup(uint32_t pid, srng_process *out) {
        missing (a chroot), hide other users' processes (hidepid), or be out
        of descriptors. The caller has checked that the pid is of our
        namespace. */
-    if (kill(SRNG_CAST(pid_t, pid), 0) != 0 && errno == ESRCH) return 0;
+    if (syscall(SYS_kill, SRNG_CAST(long, pid), 0L) != 0 && errno == ESRCH) return 0;
     if (srng_read_file(path, buf, sizeof buf) <= 0) return -1;
     /* "pid (comm) state ppid ..." where comm may hold anything: the
        fields start after the last ')'. Field 3 is the state, 22 the start
@@ -1913,11 +1921,12 @@ static srng_au64 *srng_owner_at(unsigned char *region, unsigned id_off) {
     return srng_u64_at(region, id_off + SRNG_ID_OWNER);
 }
 
-/* Claim the identity block at id_off for this process: free, ours, or a
-   dead process's (taken over). Returns OK with the word in *owner (0 where
-   identities are not supported), ERR_BUSY (a live process holds it) or
+/* Claim the identity block at id_off for this handle: free, a dead
+   process's (taken over), or, with SHARED_RING_TAKE_BACK, this process's.
+   Returns OK with the word in *owner (0 where identities are not
+   supported), ERR_BUSY (a live process holds it, this one included) or
    NOT_FORMATTED (a live prepare is formatting the region). */
-static int srng_claim(unsigned char *region, unsigned id_off, uint64_t *owner) {
+static int srng_claim(unsigned char *region, unsigned id_off, uint32_t flags, uint64_t *owner) {
 #ifdef SRNG_HAVE_IDENTITY
     srng_au64 *word = srng_owner_at(region, id_off);
     srng_process me;
@@ -1926,7 +1935,9 @@ static int srng_claim(unsigned char *region, unsigned id_off, uint64_t *owner) {
     mine = srng_owner_word(&me);
     for (;;) {
         uint64_t cur = SRNG_LOAD(word, acquire);
-        if (cur != 0 && cur != mine && srng_owner_status(region, id_off, cur) != SRNG_GONE)
+        /* A handle of this process is one too: one handle per side. */
+        if (cur != 0 && !(cur == mine && (flags & SHARED_RING_TAKE_BACK) != 0u) &&
+            srng_owner_status(region, id_off, cur) != SRNG_GONE)
             return (cur & SRNG_OWNER_FORMATTING) != 0 ? SHARED_RING_NOT_FORMATTED
                                                       : SHARED_RING_ERR_BUSY;
         if (SRNG_CAS(word, cur, mine)) break;
@@ -1938,6 +1949,7 @@ static int srng_claim(unsigned char *region, unsigned id_off, uint64_t *owner) {
 #else
     (void)region;
     (void)id_off;
+    (void)flags;
     *owner = 0;
 #endif
     return SHARED_RING_OK;
@@ -2298,9 +2310,13 @@ static int srng_block(shared_ring_side *s, srng_au32 *word, srng_au32 *peer, srn
 static void srng_announce_mode(shared_ring_side *s, unsigned own_sleep_off,
                                unsigned peer_sleep_off) {
     srng_au32 *own = srng_u32_at(s->region, own_sleep_off);
+    unsigned own_id = s->magic == SRNG_PRODUCER_MAGIC ? SRNG_OFF_PRODUCER_ID : SRNG_OFF_CONSUMER_ID;
     s->process_barrier = SRNG_CAST(uint32_t, srng_register_process_barrier());
     SRNG_STORE(srng_beside(own, SRNG_MODE_WORD), srng_wait_mode(s), relaxed);
     SRNG_STORE(srng_fenceless_for(own), 0u, relaxed);
+    /* release: a side that reads our attach id also sees our pid and
+       namespace (srng_choose_barrier) and our wait mode (shared_ring_arm) */
+    SRNG_STORE(srng_u64_at(s->region, own_id + SRNG_ID_ATTACH), s->attach_id, release);
     srng_choose_barrier(s);
     SRNG_STORE(own, SRNG_LOOK_AT_ME, release);
     SRNG_FENCE();
@@ -2379,9 +2395,10 @@ static int srng_attach_side(shared_ring_side *s, void *region, size_t region_siz
     int r = srng_read_geometry(region, region_size, &g);
     if (r != SHARED_RING_OK) return r;
     if (opt == SRNG_NULL) opt = &defaults;
-    if (opt->resume_percent > 100u || (opt->wait == SRNG_NULL) != (opt->wake == SRNG_NULL))
+    if (opt->resume_percent > 100u || (opt->wait == SRNG_NULL) != (opt->wake == SRNG_NULL) ||
+        (opt->flags & ~SHARED_RING_TAKE_BACK) != 0u)
         return SHARED_RING_ERR_ARG;
-    r = srng_claim(SRNG_CAST(unsigned char *, region), id_off, &s->owner);
+    r = srng_claim(SRNG_CAST(unsigned char *, region), id_off, opt->flags, &s->owner);
     if (r == SHARED_RING_OK) r = srng_read_geometry(region, region_size, &g);
     if (r != SHARED_RING_OK) {
         srng_unclaim(SRNG_CAST(unsigned char *, region), id_off, s->owner);
@@ -2389,14 +2406,12 @@ static int srng_attach_side(shared_ring_side *s, void *region, size_t region_siz
     }
     s->region = SRNG_CAST(unsigned char *, region);
     s->ring_id = SRNG_LOAD(srng_u64_at(s->region, SRNG_OFF_RING_ID), relaxed);
-    s->attach_id = srng_next_attach_id(s->region);
+    s->attach_id = srng_next_attach_id(s->region); /* published by srng_announce_mode */
     /* a peer attached now that detaches later has left */
     s->peer_owner = SRNG_LOAD(srng_owner_at(s->region, id_off == SRNG_OFF_PRODUCER_ID
                                                            ? SRNG_OFF_CONSUMER_ID
                                                            : SRNG_OFF_PRODUCER_ID),
                               acquire);
-    /* release: after our pid and namespace (srng_choose_barrier) */
-    SRNG_STORE(srng_u64_at(s->region, id_off + SRNG_ID_ATTACH), s->attach_id, release);
     s->data = s->region + SHARED_RING_HEADER_SIZE;
     s->capacity = g.capacity;
     s->mask = g.capacity - 1u;
@@ -3513,6 +3528,12 @@ SHARED_RING_API int shared_ring_arm(shared_ring_consumer *c) {
     r = srng_watch_peer(&c->s, SHARED_RING_NOW_NS());
     if (r < 0) return r;
     if (c->s.peer_gone) return SHARED_RING_PEER_GONE;
+    /* A producer attached without hooks makes no wake-up that reaches
+       the loop: "armed" would be a promise nobody keeps. */
+    if (SRNG_LOAD(srng_u64_at(c->s.region, SRNG_OFF_PRODUCER_ID + SRNG_CAST(unsigned, SRNG_ID_ATTACH)), acquire) != 0u &&
+        (SRNG_LOAD(srng_u32_at(c->s.region, SRNG_OFF_PRODUCER_WAIT_MODE), relaxed) &
+         SRNG_WAKES(SRNG_SLEEPS_HOOK)) == 0u)
+        return SHARED_RING_ERR_STATE;
     /* The same announce / barrier / re-check as srng_block, without the
        sleep: the caller sleeps in its own loop. */
     word = srng_u32_at(c->s.region, SRNG_OFF_CONSUMER_SLEEPING);

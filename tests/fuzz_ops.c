@@ -87,6 +87,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t n) {
     shared_ring_consumer c;
     int corked = 0, claim_open = 0, closed = 0;
     size_t claim_len = 0;
+    /* A restart in one process: the old handle is lost, its side taken back. */
+    shared_ring_options take_back = SHARED_RING_OPTIONS_INIT;
+    take_back.flags = SHARED_RING_TAKE_BACK;
     if (n < 1) return 0;
     memset(&m, 0, sizeof m);
     capacity = (size_t)64 << (in[0] % 7u);
@@ -190,13 +193,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t n) {
             if (in[i + 1] & 1u) {
                 /* A restarted producer continues after what was published;
                    what its predecessor held back (cork, claim) is gone. */
-                if (shared_ring_attach_producer(&p, region, size, NULL) != SHARED_RING_OK) abort();
+                if (shared_ring_attach_producer(&p, region, size, &take_back) != SHARED_RING_OK)
+                    abort();
                 m.count = m.published;
                 corked = 0;
                 claim_open = 0;
             } else {
                 /* A restarted consumer resumes after what was released. */
-                if (shared_ring_attach_consumer(&c, region, size, NULL) != SHARED_RING_OK) abort();
+                if (shared_ring_attach_consumer(&c, region, size, &take_back) != SHARED_RING_OK)
+                    abort();
                 m.delivered = 0;
             }
             break;

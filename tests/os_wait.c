@@ -196,6 +196,7 @@ TEST(wait_already_past_its_timeout_after_spinning_times_out_at_once) {
     o.recheck_ns = 0; /* these tests look at the raw timeouts the OS is given */
     setup();
     o.spin_ns = 2000;
+    o.flags = SHARED_RING_TAKE_BACK; /* over setup's handle, one per side */
     CHECK_EQ(shared_ring_attach_consumer(&cons, region, sizeof region, &o), SHARED_RING_OK);
     clock_mode = CLOCK_JUMPS_1MS_PER_READ; /* every look at the clock: 1 ms later */
     CHECK_EQ(shared_ring_wait(&cons, 20000), SHARED_RING_TIMEOUT);

@@ -513,6 +513,7 @@ static void reattach_consumer_with_hooks(void) {
     shared_ring_options o = SHARED_RING_OPTIONS_INIT;
     o.wait = ignore_wait;
     o.wake = ignore_wake;
+    o.flags = SHARED_RING_TAKE_BACK; /* over the first handle, one per side */
     CHECK_EQ(shared_ring_attach_consumer(&cons, region, sizeof region, &o), SHARED_RING_OK);
 }
 

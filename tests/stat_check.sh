@@ -57,6 +57,19 @@ head -c 5000 /dev/urandom > "$W/garbage"; expect 1 "garbage" "$W/garbage"
 head -c 2048 "$ring" > "$W/truncated"; expect 1 "a ring cut short (capacity does not fit)" "$W/truncated"
 expect 1 "a directory" "$W"
 expect 2 "a missing file" "$W/none"
+mkfifo "$W/fifo" && ln -s "$W/fifo" "$W/link"
+timeout 5 "$STAT" "$W/fifo" > /dev/null 2>&1
+rc=$?; [ $rc -eq 1 ] && ok || bad "a FIFO: exit $rc (124: it blocked)"
+timeout 5 "$STAT" "$W/link" > /dev/null 2>&1
+rc=$?; [ $rc -eq 2 ] && ok || bad "a symbolic link to a FIFO: exit $rc (124: it blocked)"
+"$STAT" "$W/zeros" 2>&1 | grep -q "not formatted" && ok || bad "zeros not said to be not formatted"
+if [ -d /dev/shm ] && [ -w /dev/shm ]; then
+    name=shared_ring_stat_check_$$
+    cp "$ring" "/dev/shm/$name"
+    "$STAT" "$name" --json | grep -q '"layout_version":3' && ok || bad "a shm name ($name) not found"
+    "$STAT" "/$name" --json | grep -q '"layout_version":3' && ok || bad "a shm name (/$name) not found"
+    rm -f "/dev/shm/$name"
+fi
 corpus=0
 for f in tests/fuzz/*/*; do
     "$STAT" "$f" > /dev/null 2>&1

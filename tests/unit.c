@@ -33,6 +33,14 @@ static void setup_opt(size_t cap, size_t max, const shared_ring_options *opt) {
 }
 static void setup(size_t cap, size_t max) { setup_opt(cap, max, NULL); }
 
+/* Attach again over handles the test "lost" (a restart in one process):
+   one handle per side, so the side is taken back on purpose. */
+static const shared_ring_options *taking_back(void) {
+    static shared_ring_options o = SHARED_RING_OPTIONS_INIT;
+    o.flags = SHARED_RING_TAKE_BACK;
+    return &o;
+}
+
 static uint64_t region_u64(size_t off) {
     uint64_t v;
     memcpy(&v, region + off, sizeof v);
@@ -231,15 +239,16 @@ TEST(attach_rejects_corrupt_capacity_or_max_message) {
 TEST(attach_rejects_inconsistent_positions) {
     setup(1024, 0);
     set_region_u64(128, 2048); /* write_pos more than a capacity ahead */
-    CHECK_EQ(shared_ring_attach_consumer(&cons, region, region_bytes, NULL),
+    CHECK_EQ(shared_ring_attach_consumer(&cons, region, region_bytes, taking_back()),
              SHARED_RING_ERR_CORRUPT);
-    CHECK_EQ(shared_ring_attach_producer(&prod, region, region_bytes, NULL),
+    CHECK_EQ(shared_ring_attach_producer(&prod, region, region_bytes, taking_back()),
              SHARED_RING_ERR_CORRUPT);
 }
 
 TEST(attach_rejects_bad_options) {
     shared_ring_options o = SHARED_RING_OPTIONS_INIT;
     setup(1024, 0);
+    CHECK_EQ(shared_ring_detach_producer(&prod), SHARED_RING_OK);
     o.resume_percent = 101;
     CHECK_EQ(shared_ring_attach_producer(&prod, region, region_bytes, &o), SHARED_RING_ERR_ARG);
     o.resume_percent = 100;
@@ -621,7 +630,8 @@ TEST(reattached_producer_appends_after_what_was_published) {
     seen s;
     setup(1024, 0);
     CHECK_EQ(shared_ring_write_bytes(&prod, "one", 3, 0), SHARED_RING_OK);
-    CHECK_EQ(shared_ring_attach_producer(&prod, region, region_bytes, NULL), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_producer(&prod, region, region_bytes, taking_back()),
+             SHARED_RING_OK);
     CHECK_EQ(shared_ring_write_bytes(&prod, "two", 3, 0), SHARED_RING_OK);
     CHECK_EQ(drain(&s), 2);
     CHECK(memcmp(s.text, "onetwo", 6) == 0);
@@ -1040,7 +1050,8 @@ TEST(restarted_producer_continues_after_records_write_pos_does_not_show) {
     shared_ring_write_bytes(&prod, "abc", 3, 0);
     shared_ring_write_bytes(&prod, "de", 2, 0);
     set_region_u64(128, 0); /* died between a header and write_pos */
-    CHECK_EQ(shared_ring_attach_producer(&prod, region, region_bytes, NULL), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_producer(&prod, region, region_bytes, taking_back()),
+             SHARED_RING_OK);
     CHECK_EQ(region_u64(128), 32);
     shared_ring_write_bytes(&prod, "f", 1, 0);
     CHECK_EQ(drain(&s), 3);
@@ -1054,7 +1065,8 @@ TEST(restarted_producer_overwrites_a_batch_that_was_never_published) {
     shared_ring_cork(&prod);
     shared_ring_write_bytes(&prod, "lost", 4, 0); /* died corked */
     shared_ring_write_bytes(&prod, "lost", 4, 0);
-    CHECK_EQ(shared_ring_attach_producer(&prod, region, region_bytes, NULL), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_producer(&prod, region, region_bytes, taking_back()),
+             SHARED_RING_OK);
     shared_ring_write_bytes(&prod, "de", 2, 0);
     CHECK_EQ(drain(&s), 2);
     CHECK(memcmp(s.text, "abcde", 5) == 0);
@@ -1067,7 +1079,7 @@ TEST(attach_rejects_more_published_records_than_the_ring_holds) {
        never leaves less than 8 bytes free. */
     for (pos = 0; pos < 256; pos += 8)
         set_region_u64(SHARED_RING_HEADER_SIZE + pos, (uint64_t)(pos | 1) << 32 | 0);
-    CHECK_EQ(shared_ring_attach_producer(&prod, region, region_bytes, NULL),
+    CHECK_EQ(shared_ring_attach_producer(&prod, region, region_bytes, taking_back()),
              SHARED_RING_ERR_CORRUPT);
 }
 
@@ -1927,6 +1939,42 @@ TEST(a_sleeper_that_is_not_the_publishers_fenceless_peer_looks_again_every_slice
 }
 
 
+
+/* ---- one handle per side ---------------------------------------------------- */
+
+TEST(a_second_handle_of_an_attached_side_in_the_same_process_is_busy) {
+    shared_ring_producer p2;
+    shared_ring_consumer c2;
+    seen s;
+    setup(1024, 0);
+    CHECK_EQ(shared_ring_attach_producer(&p2, region, region_bytes, NULL), SHARED_RING_ERR_BUSY);
+    CHECK_EQ(shared_ring_attach_consumer(&c2, region, region_bytes, NULL), SHARED_RING_ERR_BUSY);
+    CHECK_EQ(shared_ring_write_bytes(&p2, "x", 1, 0), SHARED_RING_ERR_HANDLE);
+    CHECK_EQ(shared_ring_write_bytes(&prod, "from p", 6, 0), SHARED_RING_OK);
+    CHECK_EQ(drain(&s), 1);
+    CHECK(s.text_len == 6 && memcmp(s.text, "from p", 6) == 0);
+}
+
+TEST(a_lost_handle_is_taken_back_on_purpose) {
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
+    seen s;
+    setup(1024, 0);
+    memset(&prod, 0, sizeof prod); /* lost without a detach */
+    CHECK_EQ(shared_ring_attach_producer(&prod, region, region_bytes, NULL), SHARED_RING_ERR_BUSY);
+    o.flags = SHARED_RING_TAKE_BACK;
+    CHECK_EQ(shared_ring_attach_producer(&prod, region, region_bytes, &o), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_write_bytes(&prod, "back", 4, 0), SHARED_RING_OK);
+    CHECK_EQ(drain(&s), 1);
+}
+
+TEST(unknown_attach_flags_are_refused) {
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
+    setup(1024, 0);
+    CHECK_EQ(shared_ring_detach_producer(&prod), SHARED_RING_OK);
+    o.flags = 2u;
+    CHECK_EQ(shared_ring_attach_producer(&prod, region, region_bytes, &o), SHARED_RING_ERR_ARG);
+}
+
 /* ---- a side that leaves tells the other ----------------------------------- */
 
 static void *detach_consumer_after_30ms(void *arg) {
@@ -2109,6 +2157,7 @@ TEST(attach_says_in_the_region_how_it_sleeps_and_wakes) {
     setup(1024, 0);
     CHECK_EQ(region_u32(392), region_u32(520)); /* one build, one mode */
     CHECK((region_u32(392) & 0xFFu) != 4u);
+    CHECK_EQ(shared_ring_detach_consumer(&cons), SHARED_RING_OK);
     CHECK_EQ(shared_ring_attach_consumer(&cons, region, region_bytes, &o), SHARED_RING_OK);
     CHECK_EQ(region_u32(392) & 0xFFu, 4u);
     CHECK((region_u32(392) & (0x100u << 4)) != 0);
@@ -2338,6 +2387,17 @@ static void setup_for_event_loop(void) {
     o.wake = counting_wake;
     setup_opt(1024, 0, &o);
     wait_hook_calls = wake_hook_calls = 0;
+}
+
+TEST(arm_refuses_when_the_producer_makes_no_hook_wake_up) {
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
+    o.wait = counting_wait;
+    o.wake = counting_wake;
+    setup(1024, 0); /* the producer without hooks */
+    CHECK_EQ(shared_ring_detach_consumer(&cons), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_consumer(&cons, region, region_bytes, &o), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_arm(&cons), SHARED_RING_ERR_STATE);
+    CHECK(region_u32(384) != 1); /* not announced asleep */
 }
 
 TEST(arm_on_an_empty_ring_announces_the_consumer_asleep) {
@@ -2615,12 +2675,6 @@ TEST(attach_records_this_process_as_the_sides_owner) {
     CHECK_EQ(o.ring_id, region_u64(24));
 }
 
-TEST(a_second_handle_of_one_side_in_the_same_process_may_attach) {
-    shared_ring_producer again;
-    setup(1024, 0);
-    CHECK_EQ(shared_ring_attach_producer(&again, region, region_bytes, NULL), SHARED_RING_OK);
-}
-
 TEST(detach_gives_the_side_back_and_unattaches_the_handle) {
     static seen seen_msgs;
     shared_ring_owners o;
@@ -2828,6 +2882,9 @@ int main(void) {
 #if defined(__linux__) && !defined(__APPLE__)
     RUN(a_producer_fences_for_a_consumer_that_attached_from_another_process);
 #endif
+    RUN(a_second_handle_of_an_attached_side_in_the_same_process_is_busy);
+    RUN(a_lost_handle_is_taken_back_on_purpose);
+    RUN(unknown_attach_flags_are_refused);
     RUN(a_producer_blocked_forever_hears_peer_gone_when_the_consumer_detaches);
     RUN(a_consumer_hears_the_messages_then_peer_gone_when_the_producer_detaches);
     RUN(a_wait_after_peer_gone_was_said_sleeps_until_its_timeout);
@@ -2836,6 +2893,7 @@ int main(void) {
 #endif
     RUN(a_consumer_waiting_after_peer_gone_gets_the_new_producers_message);
     RUN(attach_says_in_the_region_how_it_sleeps_and_wakes);
+    RUN(arm_refuses_when_the_producer_makes_no_hook_wake_up);
     RUN(arm_on_an_empty_ring_announces_the_consumer_asleep);
     RUN(write_after_arm_calls_the_producers_wake_hook_once);
     RUN(arm_with_a_message_waiting_says_ready_and_stays_unarmed);
@@ -2881,7 +2939,6 @@ int main(void) {
     RUN(wait_any_inside_a_read_callback_is_a_state_error);
     RUN(format_writes_a_fresh_nonzero_ring_id_each_time);
     RUN(attach_records_this_process_as_the_sides_owner);
-    RUN(a_second_handle_of_one_side_in_the_same_process_may_attach);
     RUN(detach_gives_the_side_back_and_unattaches_the_handle);
     RUN(prepare_leaves_a_ring_this_process_uses_alone);
     RUN(prepare_formats_a_zeroed_region_and_one_holding_something_else);

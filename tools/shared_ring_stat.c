@@ -1,9 +1,12 @@
 /* shared_ring_stat: look at a live ring from outside.
 
-   usage: shared_ring_stat PATH [--json] [--watch SECONDS]
+   usage: shared_ring_stat PATH|NAME [--json] [--watch SECONDS]
 
    PATH is a file holding a ring region (a file-backed mapping, or
-   /dev/shm/NAME for shm_open). Prints the layout version, capacity, max
+   /dev/shm/NAME for shm_open); NAME (or /NAME, as given to shm_open) is
+   looked up in /dev/shm when no such file exists. It opens without
+   following a symbolic link and without blocking, and reads only a
+   regular file (a FIFO in a world-writable /dev/shm cannot hang it). Prints the layout version, capacity, max
    message, both positions, fill, the closed and corrupt flags, the ring
    id, each side's process id and whether it is alive, who sleeps and how
    each side sleeps and wakes; with --watch, one sample every
@@ -93,6 +96,7 @@ static const char *take_sample(sample *s) {
     uint64_t cap;
     if (region_size < SHARED_RING_HEADER_SIZE)
         return "smaller than a shared_ring header (1024 bytes)";
+    if (u32_at(OFF_MAGIC) == 0) return "not formatted (magic 0), as the library would say";
     if (u32_at(OFF_MAGIC) != SHARED_RING_MAGIC) return "not a shared_ring region (bad magic)";
     s->version = u32_at(OFF_VERSION);
     if (s->version != SHARED_RING_LAYOUT_VERSION) return "a layout version this tool does not read";
@@ -284,6 +288,23 @@ static int inspect(void) {
     return 0;
 }
 
+/* Open `arg` read-only, without following a link or blocking on a FIFO;
+   a shm name (no '/' but a leading one) that is no file here is looked up
+   in /dev/shm. */
+static int open_ring(const char *arg) {
+    const int flags = O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC;
+    char shm[4096];
+    const char *name = arg[0] == '/' ? arg + 1 : arg;
+    int fd = open(arg, flags);
+    if (fd >= 0 || errno != ENOENT || strchr(name, '/') != NULL || name[0] == 0 ||
+        strlen(name) + sizeof "/dev/shm/" > sizeof shm)
+        return fd;
+    snprintf(shm, sizeof shm, "/dev/shm/%s", name);
+    fd = open(shm, flags);
+    if (fd < 0) errno = ENOENT;
+    return fd;
+}
+
 int main(int argc, char **argv) {
     int fd, i;
     struct stat st;
@@ -299,12 +320,17 @@ int main(int argc, char **argv) {
             path = argv[i];
     }
     if (path == NULL || watch < 0) return usage();
-    fd = open(path, O_RDONLY);
+    fd = open_ring(path);
     if (fd < 0 || fstat(fd, &st) != 0) {
         fprintf(stderr, "%s: %s\n", path, strerror(errno));
         return 2;
     }
-    if (!S_ISREG(st.st_mode) || st.st_size < (off_t)SHARED_RING_HEADER_SIZE) {
+    if (!S_ISREG(st.st_mode)) {
+        fprintf(stderr, "%s: not a regular file (a directory, FIFO or device): not a ring\n", path);
+        close(fd);
+        return 1;
+    }
+    if (st.st_size < (off_t)SHARED_RING_HEADER_SIZE) {
         fprintf(stderr, "%s: %lld bytes: smaller than a shared_ring header (1024 bytes)\n", path,
                 (long long)st.st_size);
         return 1;
