@@ -302,19 +302,23 @@
      line per message), and at once from flush and close.
    - Payload bytes are not checksummed: a hostile producer can change a
      message while you read it. Copy it first if the peer is not trusted.
-   - Peers in other processes. Each side records at attach who it is: pid,
-     process start time (so a reused pid is not mistaken for it), pid
-     namespace. A second live process attaching as the same side gets
-     ERR_BUSY; a dead one's side is taken over; inside one process this
-     does not apply (a second handle may attach, a peer is never gone).
-   - Producer crash: the consumer gets every message published before the
-     crash, then CLOSED if it had closed, else PEER_GONE from its waits,
-     within 50 ms (also FOREVER waits: a sleep with a peer in another
-     process is cut into 50 ms slices, and its liveness looked at between
-     them; never per message). Consumer crash: a write with timeout 0
-     returns FULL once the ring is full; a write that waits returns
-     PEER_GONE. A side in another pid namespace cannot be judged and
-     counts as alive.
+   - One handle per side. Each side records at attach who it is: pid,
+     process start time (so a reused pid is not mistaken for it), pid and
+     time namespaces. A second attach of an attached side gets ERR_BUSY,
+     from this process too (SHARED_RING_TAKE_BACK takes back a side whose
+     handle the program lost); a dead process's side is taken over. A side
+     is dead only when the kernel says so for certain; whatever cannot be
+     judged counts as alive (docs/processes.md).
+   - A peer that leaves tells the other: a detach wakes the peer, whose
+     waits (between threads too) return what was published, then
+     PEER_GONE. Producer crash: the consumer gets every message published
+     before the crash, then CLOSED if it had closed, else PEER_GONE from
+     its waits, within 50 ms (also FOREVER waits: a sleep with a peer in
+     another process is cut into 50 ms slices, and its liveness looked at
+     between them; never per message). Consumer crash: a write with
+     timeout 0 returns FULL once the ring is full; a write that waits
+     returns PEER_GONE. PEER_GONE is said once at once; later waits wait
+     for a new peer up to their timeout.
 
    ============================================================================
    6. OPTIONS (define before including)
