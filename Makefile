@@ -229,7 +229,7 @@ OS_TESTS = $(B)/os_wait $(B)/clock_fail $(B)/mixed_builds $(B)/ulock-ulock_timeo
 # Every suite runs even when one fails; tests/suites.sh ends with one line,
 # "make test: N passed, M failed", and fails if M > 0.
 test: $(B)/unit $(B)/results $(B)/stress $(B)/fenced-stress $(B)/crash $(B)/liveness $(B)/mutate \
-      $(B)/wakeup_hole \
+      $(B)/wakeup_hole $(B)/shm_trust \
       $(OS_TESTS) \
       $(addprefix $(B)/,$(COMPILE_TESTS)) $(addprefix $(B)/fuzz_,$(FUZZ_TARGETS)) examples
 	@sh tests/suites.sh \
@@ -246,6 +246,7 @@ test: $(B)/unit $(B)/results $(B)/stress $(B)/fenced-stress $(B)/crash $(B)/live
 	    "./$(B)/wakeup_hole $(HOLE_MESSAGES)" \
 	    "./$(B)/crash $(CRASH_ROUNDS)" \
 	    "./$(B)/liveness" \
+	    "./$(B)/shm_trust" \
 	    "$(MAKE) --no-print-directory compile-tests" \
 	    "$(MAKE) --no-print-directory fuzz-replay" \
 	    "$(MAKE) --no-print-directory run-examples" \

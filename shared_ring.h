@@ -342,6 +342,9 @@
                                200809L defined before the first include.
    SHARED_RING_NO_MEMBARRIER   implementation file only: never publish without
                                a fence (no membarrier registration on Linux).
+   SHARED_RING_SHM_MODE        implementation file only: the mode of objects
+                               shared_ring_shm_open creates, and the widest it
+                               accepts from another creator (0600).
    SHARED_RING_NOW_NS()        implementation file only: a monotonic clock in
                                nanoseconds (uint64_t) for timeouts. Default:
                                clock_gettime / QueryPerformanceCounter /
@@ -446,10 +449,14 @@ typedef enum shared_ring_result {
     SHARED_RING_ERR_HANDLE = -13,    /* handle not attached, or wrong side */
     SHARED_RING_NOT_FORMATTED = -14, /* region not formatted yet (zero magic,
                                         or being formatted): wait and retry */
-    SHARED_RING_ERR_BUSY = -15,      /* a live process is attached as this side */
-    SHARED_RING_PEER_GONE = -16,     /* the peer's process died (nothing left to read) */
-    SHARED_RING_ERR_SYSTEM = -17     /* the OS refused (shared memory helpers:
+    SHARED_RING_ERR_BUSY = -15,      /* this side is attached (a live process,
+                                        or another handle of this one) */
+    SHARED_RING_PEER_GONE = -16,     /* the peer detached or its process died
+                                        (nothing left to read) */
+    SHARED_RING_ERR_SYSTEM = -17,    /* the OS refused (shared memory helpers:
                                       errno / GetLastError says why) */
+    SHARED_RING_ERR_ACCESS = -18     /* a shared memory object of another user,
+                                        or open wider than SHARED_RING_SHM_MODE */
 } shared_ring_result;
 
 /* Run-time wait hooks (optional). wait: sleep while the 32-bit word at
@@ -1025,9 +1032,16 @@ typedef struct shared_ring_shm {
    to timeout_ns while the creator has not sized it yet. size 0: open an
    existing object at its own size, waiting up to timeout_ns for it to
    appear. The mapping is zero-filled when created: prepare it next.
-   Either side. *shm is zeroed (fd -1) on failure.
+   An object that exists with size 0 (its creator died before sizing it)
+   is sized by an opener that knows the size. POSIX: created with mode
+   SHARED_RING_SHM_MODE (default 0600); an existing object is used only if
+   this user owns it and it is open no wider than that mode (with a group
+   or other mode, another user's object within it too): another user's
+   object could read or inject messages. Either side. *shm is zeroed (fd
+   -1) on failure.
    Returns: OK; TIMEOUT (not there, or not sized, in time); ERR_SIZE (it
-   exists with another size); ERR_ARG (shm or name NULL, name too long);
+   exists with another size); ERR_ACCESS (another user's, or open wider
+   than SHARED_RING_SHM_MODE); ERR_ARG (shm or name NULL, name too long);
    ERR_SYSTEM (the OS refused: errno or GetLastError says why). */
 SHARED_RING_API int shared_ring_shm_open(shared_ring_shm *shm, const char *name, size_t size,
                                          uint64_t timeout_ns);
@@ -1036,7 +1050,9 @@ SHARED_RING_API int shared_ring_shm_open(shared_ring_shm *shm, const char *name,
    systems shm_open a random name and unlink it at once; Windows an unnamed
    file mapping. Share it by fork, or by passing shm->fd over a UNIX socket
    (SCM_RIGHTS) to a process that maps it with shared_ring_shm_map_fd
-   (Windows: DuplicateHandle of shm->handle). Either side.
+   (Windows: DuplicateHandle of shm->handle). Linux seals the memfd
+   against shrinking and growing, so no process holding the descriptor
+   can pull the memory from under a mapping. Either side.
    Returns: OK; ERR_ARG (shm NULL); ERR_SIZE (size 0); ERR_SYSTEM. */
 SHARED_RING_API int shared_ring_shm_anonymous(shared_ring_shm *shm, size_t size);
 
@@ -3941,9 +3957,11 @@ SHARED_RING_API const char *shared_ring_result_string(int result) {
     case SHARED_RING_ERR_STATE: return "call not valid in this state";
     case SHARED_RING_ERR_HANDLE: return "handle not attached or wrong side";
     case SHARED_RING_NOT_FORMATTED: return "region not formatted yet";
-    case SHARED_RING_ERR_BUSY: return "a live process is attached as this side";
-    case SHARED_RING_PEER_GONE: return "the peer's process is gone";
+    case SHARED_RING_ERR_BUSY: return "this side is attached (a live process, or another handle)";
+    case SHARED_RING_PEER_GONE: return "the peer detached or its process is gone";
     case SHARED_RING_ERR_SYSTEM: return "the operating system refused (see errno)";
+    case SHARED_RING_ERR_ACCESS:
+        return "shared memory object of another user, or open wider than SHARED_RING_SHM_MODE";
     default: return result > 0 ? "ok (count)" : "unknown result";
     }
 }
@@ -4094,10 +4112,31 @@ static int srng_shm_map_own(shared_ring_shm *shm, int fd, size_t want) {
     return r;
 }
 
-/* The object exists but its creator has not sized it yet? */
-static int srng_shm_unsized(int fd) {
+#ifndef SHARED_RING_SHM_MODE
+#define SHARED_RING_SHM_MODE 0600
+#endif
+
+/* May we trust an object someone else created? Ours (this user's), or
+   another user's if our mode lets group or others in; never open wider
+   than our mode: whoever else may write it can inject messages. */
+static int srng_shm_trusted(const struct stat *st) {
+    unsigned mode = SRNG_CAST(unsigned, st->st_mode) & 0777u;
+    unsigned allowed = SRNG_CAST(unsigned, SHARED_RING_SHM_MODE) & 0777u;
+    if ((mode & ~allowed) != 0u) return 0;
+    return st->st_uid == geteuid() || (allowed & 066u) != 0u;
+}
+
+/* An existing object: SHARED_RING_OK to map it, 1 to wait (not sized yet
+   and we do not know the size), or an error. One that was never sized
+   (its creator died between shm_open and ftruncate) is sized by an opener
+   that knows the size: the same ftruncate, harmless when repeated. */
+static int srng_shm_check_existing(int fd, off_t want) {
     struct stat st;
-    return fstat(fd, &st) == 0 && st.st_size == 0;
+    if (fstat(fd, &st) != 0) return SHARED_RING_ERR_SYSTEM;
+    if (!srng_shm_trusted(&st)) return SHARED_RING_ERR_ACCESS;
+    if (st.st_size != 0) return SHARED_RING_OK;
+    if (want == 0) return 1;
+    return ftruncate(fd, want) == 0 ? SHARED_RING_OK : SHARED_RING_ERR_SYSTEM;
 }
 
 SHARED_RING_API int shared_ring_shm_open(shared_ring_shm *shm, const char *name, size_t size,
@@ -4112,7 +4151,7 @@ SHARED_RING_API int shared_ring_shm_open(shared_ring_shm *shm, const char *name,
     for (;;) {
         if (size != 0) {
             /* Create it, or learn that it exists. Only the creator sizes it. */
-            fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+            fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, SHARED_RING_SHM_MODE);
             if (fd >= 0) {
                 if (ftruncate(fd, want) != 0) {
                     close(fd);
@@ -4124,15 +4163,31 @@ SHARED_RING_API int shared_ring_shm_open(shared_ring_shm *shm, const char *name,
             }
             if (errno != EEXIST) return SHARED_RING_ERR_SYSTEM;
         }
-        fd = shm_open(name, O_RDWR, 0);
-        if (fd >= 0 && !srng_shm_unsized(fd)) break;
-        if (fd >= 0)
-            close(fd); /* its creator is between shm_open and ftruncate */
-        else if (errno != ENOENT)
+        fd = shm_open(name, O_RDWR | O_NOFOLLOW, 0);
+        if (fd >= 0) {
+            int r = srng_shm_check_existing(fd, want);
+            if (r == SHARED_RING_OK) break;
+            close(fd); /* r == 1: its creator is between shm_open and ftruncate */
+            if (r != 1) return r;
+        } else if (errno != ENOENT) {
             return SHARED_RING_ERR_SYSTEM;
+        }
         if (!srng_nap_unless_timed_out(start, &elapsed, timeout_ns)) return SHARED_RING_TIMEOUT;
     }
     return srng_shm_map_own(shm, fd, size);
+}
+
+/* Seal a memfd's size (F_ADD_SEALS: F_SEAL_SHRINK | F_SEAL_GROW |
+   F_SEAL_SEAL), so that no holder of the descriptor can truncate it under
+   a mapping (a SIGBUS in the reader). 1 on success; elsewhere nothing to
+   seal. */
+static int srng_seal_size(int fd) {
+#if defined(__linux__) && defined(SYS_memfd_create)
+    return fcntl(fd, 1033 /* F_ADD_SEALS */, 2 | 4 | 1) == 0;
+#else
+    (void)fd;
+    return 1;
+#endif
 }
 
 SHARED_RING_API int shared_ring_shm_anonymous(shared_ring_shm *shm, size_t size) {
@@ -4141,7 +4196,8 @@ SHARED_RING_API int shared_ring_shm_anonymous(shared_ring_shm *shm, size_t size)
     srng_shm_reset(shm);
     if (size == 0) return SHARED_RING_ERR_SIZE;
 #if defined(__linux__) && defined(SYS_memfd_create)
-    fd = SRNG_CAST(int, syscall(SYS_memfd_create, "shared_ring", 1u /* MFD_CLOEXEC */));
+    /* MFD_CLOEXEC | MFD_ALLOW_SEALING */
+    fd = SRNG_CAST(int, syscall(SYS_memfd_create, "shared_ring", 1u | 2u));
 #else
     {
         /* A private name, unlinked at once: only the descriptor is left. */
@@ -4158,7 +4214,8 @@ SHARED_RING_API int shared_ring_shm_anonymous(shared_ring_shm *shm, size_t size)
     }
 #endif
     if (fd < 0) return SHARED_RING_ERR_SYSTEM;
-    if (SRNG_CAST(off_t, size) < 0 || ftruncate(fd, SRNG_CAST(off_t, size)) != 0) {
+    if (SRNG_CAST(off_t, size) < 0 || ftruncate(fd, SRNG_CAST(off_t, size)) != 0 ||
+        !srng_seal_size(fd)) {
         close(fd);
         return SHARED_RING_ERR_SYSTEM;
     }

@@ -25,6 +25,7 @@
 
 static unsigned char *region;
 static size_t size;
+static double last_took_ms; /* the last kill test's time to PEER_GONE */
 
 static double now_ms(void) {
     struct timespec ts;
@@ -107,6 +108,7 @@ TEST(consumer_waiting_forever_hears_peer_gone_when_the_producer_is_killed) {
     pthread_join(t, NULL);
     CHECK_EQ(r, SHARED_RING_PEER_GONE);
     CHECK(took < GONE_BOUND_MS);
+    last_took_ms = took;
     printf("  producer killed: the consumer heard PEER_GONE after %.1f ms\n", took);
     /* A poll after that says so too, instead of EMPTY. */
     CHECK_EQ(shared_ring_read_some(&c, ignore, NULL), SHARED_RING_PEER_GONE);
@@ -130,6 +132,7 @@ TEST(producer_blocked_on_a_full_ring_hears_peer_gone_when_the_consumer_is_killed
     pthread_join(t, NULL);
     CHECK_EQ(r, SHARED_RING_PEER_GONE);
     CHECK(took < GONE_BOUND_MS);
+    last_took_ms = took;
     printf("  consumer killed: the blocked producer heard PEER_GONE after %.1f ms\n", took);
     reap(k.victim);
 }
@@ -677,8 +680,34 @@ TEST(a_wait_after_a_new_producer_attached_does_not_say_peer_gone) {
     reap(second);
 }
 
-int main(void) {
+static int cmp_ms(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* liveness --kills N: each kill test N times; p50 and max (a measurement,
+   for the docs: make test runs each once). */
+static int measure_kills(int n) {
+    double ms[2][200];
+    int i, side;
+    if (n < 1 || n > 200) return 2;
+    for (i = 0; i < n; i++) {
+        RUN(consumer_waiting_forever_hears_peer_gone_when_the_producer_is_killed);
+        ms[0][i] = last_took_ms;
+        RUN(producer_blocked_on_a_full_ring_hears_peer_gone_when_the_consumer_is_killed);
+        ms[1][i] = last_took_ms;
+    }
+    for (side = 0; side < 2; side++) {
+        qsort(ms[side], (size_t)n, sizeof ms[side][0], cmp_ms);
+        printf("liveness: %s killed, %d times: PEER_GONE p50 %.1f ms, max %.1f ms\n",
+               side == 0 ? "producer" : "consumer", n, ms[side][n / 2], ms[side][n - 1]);
+    }
+    return harness_summary("liveness kills");
+}
+
+int main(int argc, char **argv) {
     alarm(300);
+    if (argc > 2 && strcmp(argv[1], "--kills") == 0) return measure_kills(atoi(argv[2]));
     RUN(consumer_waiting_forever_hears_peer_gone_when_the_producer_is_killed);
     RUN(producer_blocked_on_a_full_ring_hears_peer_gone_when_the_consumer_is_killed);
     RUN(messages_published_before_the_producer_died_are_read_before_peer_gone);
