@@ -1711,14 +1711,17 @@ static uint64_t srng_time_namespace(void) { return 0; }
 /* 1 alive (start filled in), 0 no such process, -1 cannot tell. */
 static int srng_process_lookup(uint32_t pid, srng_process *out) {
     FILETIME created, exited, kernel, user;
-    DWORD code = 0;
+    DWORD waited;
     BOOL ok;
-    HANDLE h = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, FALSE, pid);
+    HANDLE h = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION | SYNCHRONIZE, FALSE, pid);
     if (h == NULL) return GetLastError() == ERROR_INVALID_PARAMETER ? 0 : -1;
-    ok = GetProcessTimes(h, &created, &exited, &kernel, &user) && GetExitCodeProcess(h, &code);
+    /* Its handle is signalled once it exited: certain, unlike an exit code
+       (a process may exit with 259, STILL_ACTIVE's value). */
+    waited = WaitForSingleObject(h, 0);
+    ok = GetProcessTimes(h, &created, &exited, &kernel, &user);
     CloseHandle(h);
-    if (!ok) return -1;
-    if (code != STILL_ACTIVE) return 0;
+    if (waited == WAIT_OBJECT_0) return 0;
+    if (waited != WAIT_TIMEOUT || !ok) return -1;
     out->start = SRNG_CAST(uint64_t, created.dwHighDateTime) << 32 | created.dwLowDateTime;
     return 1;
 }
