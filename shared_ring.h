@@ -1216,16 +1216,19 @@ SRNG_STATIC_ASSERT(SHARED_RING_HEADER_SIZE % 128 == 0, "data area on a line pair
 #if defined(__GNUC__) || defined(__clang__)
 #define SRNG_INLINE static inline __attribute__((always_inline))
 #define SRNG_COLD static __attribute__((noinline, cold))
+#define SRNG_NOINLINE static __attribute__((noinline))
 #define SRNG_LIKELY(x) __builtin_expect(!!(x), 1)
 #define SRNG_PREFETCH(addr) __builtin_prefetch(addr)
 #elif defined(_MSC_VER)
 #define SRNG_INLINE static __forceinline
 #define SRNG_COLD static __declspec(noinline)
+#define SRNG_NOINLINE static __declspec(noinline)
 #define SRNG_LIKELY(x) (x)
 #define SRNG_PREFETCH(addr) ((void)(addr))
 #else
 #define SRNG_INLINE static inline
 #define SRNG_COLD static
+#define SRNG_NOINLINE static
 #define SRNG_LIKELY(x) (x)
 #define SRNG_PREFETCH(addr) ((void)(addr))
 #endif
@@ -2137,8 +2140,10 @@ SRNG_INLINE void srng_publish_barrier(const shared_ring_side *s) {
 
 /* The peer's word was non-zero: take it; choose our barrier again (a new
    peer may have attached); wake the peer if it sleeps. Whoever swaps the 1
-   out makes the one wake-up call. */
-SRNG_COLD void srng_answer_peer(shared_ring_side *s, srng_au32 *word) {
+   out makes the one wake-up call. Out of line but not marked cold: with
+   gcc's cold attribute its caller's loop took 3 more instructions a
+   message (make instructions 107.2 against 103.4). */
+SRNG_NOINLINE void srng_answer_peer(shared_ring_side *s, srng_au32 *word) {
     /* acquire: the 2 of an attach was stored after its attach id */
     uint32_t was = SRNG_XCHG(word, 0u, acquire);
     if (was == 0u) return;
