@@ -41,9 +41,18 @@ static void fresh_region(void) {
     if (shared_ring_format(region, size, CAPACITY, 0) != SHARED_RING_OK) abort();
 }
 
-/* A child that attaches as one side, says so through a pipe, then sleeps
-   until killed. Returns its pid once it has attached. */
-static pid_t child_attached_as(int producer) {
+/* A child that attaches as one side after `prepare` (which may leave it
+   unable to read its identity; NULL: none), says so through a pipe, then
+   sleeps until killed; with `leader_exits` its main thread calls
+   pthread_exit while another thread runs on. Returns its pid once it has
+   attached. */
+static void *sleep_forever(void *arg) {
+    (void)arg;
+    for (;;) pause();
+    return NULL;
+}
+
+static pid_t child_attached(int producer, void (*prepare)(void), int leader_exits) {
     int fds[2];
     char ok = 0;
     pid_t pid;
@@ -52,10 +61,17 @@ static pid_t child_attached_as(int producer) {
     if (pid == 0) {
         shared_ring_producer p;
         shared_ring_consumer c;
-        int r = producer ? shared_ring_attach_producer(&p, region, size, NULL)
-                         : shared_ring_attach_consumer(&c, region, size, NULL);
+        pthread_t t;
+        int r;
+        if (prepare != NULL) prepare();
+        r = producer ? shared_ring_attach_producer(&p, region, size, NULL)
+                     : shared_ring_attach_consumer(&c, region, size, NULL);
         ok = r == SHARED_RING_OK;
         if (write(fds[1], &ok, 1) != 1) _exit(2);
+        if (leader_exits) {
+            pthread_create(&t, NULL, sleep_forever, NULL);
+            pthread_exit(NULL);
+        }
         for (;;) pause();
     }
     close(fds[1]);
@@ -63,6 +79,8 @@ static pid_t child_attached_as(int producer) {
     close(fds[0]);
     return pid;
 }
+
+static pid_t child_attached_as(int producer) { return child_attached(producer, NULL, 0); }
 
 static void reap(pid_t pid) {
     kill(pid, SIGKILL);
@@ -489,40 +507,6 @@ TEST(wait_any_reports_the_ring_whose_producer_process_died) {
 
 /* ---- a live owner is never judged dead on a guess --------------------------- */
 
-/* A child attaches as the producer after `prepare` (which may leave it
-   unable to read its identity), says so through a pipe, then sleeps until
-   killed; with `leader_exits` its main thread calls pthread_exit while
-   another thread runs on. Returns its pid once it has attached. */
-static void *sleep_forever(void *arg) {
-    (void)arg;
-    for (;;) pause();
-    return NULL;
-}
-
-static pid_t producer_child(void (*prepare)(void), int leader_exits) {
-    int fds[2];
-    char ok = 0;
-    pid_t pid;
-    if (pipe(fds) != 0) abort();
-    pid = harness_fork();
-    if (pid == 0) {
-        shared_ring_producer p;
-        pthread_t t;
-        if (prepare != NULL) prepare();
-        ok = shared_ring_attach_producer(&p, region, size, NULL) == SHARED_RING_OK;
-        if (write(fds[1], &ok, 1) != 1) _exit(2);
-        if (leader_exits) {
-            pthread_create(&t, NULL, sleep_forever, NULL);
-            pthread_exit(NULL);
-        }
-        for (;;) pause();
-    }
-    close(fds[1]);
-    if (read(fds[0], &ok, 1) != 1 || !ok) abort();
-    close(fds[0]);
-    return pid;
-}
-
 /* What a live producer's partners must see: alive (or "cannot tell"), its
    side busy, a consumer's wait running to its timeout (not PEER_GONE). */
 static void check_producer_counts_alive(void) {
@@ -541,7 +525,7 @@ TEST(a_producer_whose_main_thread_exited_while_its_threads_run_counts_alive) {
     pid_t pid;
     struct timespec settle = { 0, 100000000 };
     fresh_region();
-    pid = producer_child(NULL, 1);
+    pid = child_attached(1, NULL, 1);
     nanosleep(&settle, NULL); /* the leader is a zombie by now */
     check_producer_counts_alive();
     reap(pid);
@@ -556,7 +540,7 @@ TEST(a_producer_that_could_not_read_its_own_identity_counts_alive) {
     pid_t pid;
     uint64_t owner;
     fresh_region();
-    pid = producer_child(no_descriptors_left, 0);
+    pid = child_attached(1, no_descriptors_left, 0);
     memcpy(&owner, region + 640, 8);
     CHECK_EQ(owner >> 32, 0); /* no start-time token recorded */
     check_producer_counts_alive();
@@ -574,7 +558,7 @@ TEST(a_checker_that_cannot_see_proc_judges_no_owner_dead) {
         return;
     }
     fresh_region();
-    owner = producer_child(NULL, 0);
+    owner = child_attached_as(1);
     checker = harness_fork();
     if (checker == 0) {
         shared_ring_producer p;

@@ -2032,15 +2032,21 @@ TEST(a_consumer_hears_the_messages_then_peer_gone_when_the_producer_detaches) {
 
 /* Said once: a later wait waits for a new peer up to its timeout (and
    says PEER_GONE then), rather than return at once in a busy loop. */
-TEST(a_wait_after_peer_gone_was_said_sleeps_until_its_timeout) {
+/* The producer detached, and a wait has said so. */
+static void setup_with_peer_gone_said(void) {
     shared_ring_options o = SHARED_RING_OPTIONS_INIT;
-    uint64_t start;
     seen s;
     o.spin_ns = 0;
     setup_opt(1024, 0, &o);
     CHECK_EQ(shared_ring_detach_producer(&prod), SHARED_RING_OK);
     CHECK_EQ(shared_ring_read(&cons, record_message, &s, SHARED_RING_FOREVER),
              SHARED_RING_PEER_GONE);
+}
+
+TEST(a_wait_after_peer_gone_was_said_sleeps_until_its_timeout) {
+    uint64_t start;
+    seen s;
+    setup_with_peer_gone_said();
     start = test_now_ns();
     CHECK_EQ(shared_ring_read(&cons, record_message, &s, 100000000), SHARED_RING_PEER_GONE);
     CHECK(test_now_ns() - start >= 90000000u);
@@ -2083,14 +2089,9 @@ static void *attach_and_write_after_30ms(void *arg) {
 }
 
 TEST(a_consumer_waiting_after_peer_gone_gets_the_new_producers_message) {
-    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
     pthread_t t;
     seen s;
-    o.spin_ns = 0;
-    setup_opt(1024, 0, &o);
-    CHECK_EQ(shared_ring_detach_producer(&prod), SHARED_RING_OK);
-    CHECK_EQ(shared_ring_read(&cons, record_message, &s, SHARED_RING_FOREVER),
-             SHARED_RING_PEER_GONE);
+    setup_with_peer_gone_said();
     memset(&s, 0, sizeof s);
     pthread_create(&t, NULL, attach_and_write_after_30ms, NULL);
     CHECK_EQ(shared_ring_read(&cons, record_message, &s, 5000000000u), 1);
