@@ -2134,7 +2134,11 @@ TEST(a_producer_fences_for_a_consumer_that_attached_from_another_process) {
             if (shared_ring_read(&cc, record_message, &s, 5000000000u) < 0) _exit(3);
         _exit(0);
     }
-    for (i = 0; i < 5000 && (child_id == 0 || child_id == first_id); i++) {
+    /* Until the child's attach is done: its id, then its "look at me" (2)
+       or its sleep (1) in consumer_sleeping, which the next write answers. */
+    for (i = 0; i < 5000 && (child_id == 0 || child_id == first_id ||
+                             __atomic_load_n((uint32_t *)(void *)(mem + 384), __ATOMIC_ACQUIRE) == 0);
+         i++) {
         nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
         child_id = __atomic_load_n((uint64_t *)(void *)(mem + 792), __ATOMIC_ACQUIRE);
     }
