@@ -910,12 +910,13 @@ SHARED_RING_API int shared_ring_release(shared_ring_consumer *c);
 SHARED_RING_API int shared_ring_arm(shared_ring_consumer *c);
 
 /* Wait on many rings at once: return as soon as one of them has a message
-   or something else to report (closed, corrupt, or its producer's process
-   gone), sleeping in one system call (futex_waitv on Linux 5.16+; elsewhere,
-   on older kernels and for more than 128 rings, in slices of 1 ms, a timer
+   or something else to report (closed, corrupt, or its producer gone),
+   sleeping in one system call (futex_waitv on Linux 5.16+; elsewhere, on
+   older kernels and for more than 128 rings, in slices of 1 ms, a timer
    tick on Windows). Then read that ring: its read or read_some says what
-   it has. A ring that is closed, corrupt or whose producer is gone is
-   reported at once every time: take it out of the set. NULL entries are
+   it has. A ring that is closed or corrupt is reported at once every time:
+   take it out of the set; one whose producer is gone, until a call on it
+   has said PEER_GONE (then it waits for a new producer). NULL entries are
    skipped. Consumer side, for every handle; a handle must not be in two
    sets waited on at once.
    Returns: a count >= 0 (the index, below n, of a ring that is ready);
