@@ -499,6 +499,8 @@ TEST(wait_any_reports_the_ring_whose_producer_process_died) {
     reap(kids[1]);
     CHECK_EQ(shared_ring_wait_any(set, SET, 5000000000u), 1);
     CHECK_EQ(shared_ring_read_some(set[1], ignore, NULL), SHARED_RING_PEER_GONE);
+    /* said: from now on that ring waits for a new producer like the others */
+    CHECK_EQ(shared_ring_wait_any(set, SET, 100000000u), SHARED_RING_TIMEOUT);
     reap(kids[0]);
     reap(kids[2]);
     munmap(m, one * SET);
