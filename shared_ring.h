@@ -1733,7 +1733,7 @@ static int srng_process_lookup(uint32_t pid, srng_process *out) {
 #include <sys/sysctl.h>
 #include <unistd.h>
 static uint32_t srng_getpid(void) { return SRNG_CAST(uint32_t, getpid()); }
-static uint64_t srng_pid_namespace(void) { return 1; } /* no namespaces (Windows' note) */
+static uint64_t srng_pid_namespace(void) { return 1; } /* no namespaces: "the one" */
 static uint64_t srng_time_namespace(void) { return 0; }
 static int srng_process_lookup(uint32_t pid, srng_process *out) {
     int mib[4] = { CTL_KERN, KERN_PROC, KERN_PROC_PID, SRNG_CAST(int, pid) };
@@ -1859,6 +1859,11 @@ static int srng_process_lookup(uint32_t pid, srng_process *out) {
 }
 #endif
 
+/* A 64-bit word of an identity block, read once. */
+static uint64_t srng_id_field(const unsigned char *region, unsigned off) {
+    return SRNG_LOAD(SRNG_PUN(const srng_au64 *, region + off), relaxed);
+}
+
 #ifdef SRNG_HAVE_IDENTITY
 /* This process: pid, start time, namespaces. Read once per process (a
    forked child reads its own) and kept: the owner word this process
@@ -1910,10 +1915,6 @@ static uint64_t srng_owner_word(const srng_process *p) {
    namespace, a zombie with no thread left, or the pid now held by a
    process that started at another time (read in our time namespace).
    Everything else that cannot be judged is UNKNOWN, which counts alive. */
-static uint64_t srng_id_field(const unsigned char *region, unsigned off) {
-    return SRNG_LOAD(SRNG_PUN(const srng_au64 *, region + off), relaxed);
-}
-
 static int srng_owner_status(const unsigned char *region, unsigned id_off, uint64_t owner) {
     srng_process me, them;
     uint32_t pid = SRNG_CAST(uint32_t, owner) & SRNG_OWNER_PID;
@@ -1988,6 +1989,11 @@ static void srng_unclaim(unsigned char *region, unsigned id_off, uint64_t owner)
     if (owner != 0) (void)SRNG_CAS(srng_owner_at(region, id_off), cur, 0u);
 }
 
+/* The identity block of the handle's peer. */
+static unsigned srng_peer_id(const shared_ring_side *s) {
+    return s->magic == SRNG_PRODUCER_MAGIC ? SRNG_OFF_CONSUMER_ID : SRNG_OFF_PRODUCER_ID;
+}
+
 /* Has the peer left: detached (its owner word went to 0) or, in another
    process, died? Looked at from slow paths only; another process at most
    every SRNG_LIVENESS_NS (`now` is the clock), a new owner word at once.
@@ -1997,7 +2003,7 @@ static void srng_unclaim(unsigned char *region, unsigned id_off, uint64_t owner)
    process, ERR_CORRUPT when the region was formatted anew under this
    handle (its ring id changed). */
 static int srng_watch_peer(shared_ring_side *s, uint64_t now) {
-    unsigned peer = s->magic == SRNG_PRODUCER_MAGIC ? SRNG_OFF_CONSUMER_ID : SRNG_OFF_PRODUCER_ID;
+    unsigned peer = srng_peer_id(s);
     uint64_t owner;
     if (SRNG_LOAD(srng_u64_at(s->region, SRNG_OFF_RING_ID), relaxed) != s->ring_id) {
         s->broken = 1;
@@ -2083,12 +2089,13 @@ static srng_au64 *srng_fenceless_for(srng_au32 *sleeping) {
    process? Only when the kernel's numbers say so: our pid in our pid
    namespace. Without the namespace (no /proc) a process of another
    namespace could have our pid number: then no. */
-static int srng_in_this_process(unsigned char *region, unsigned id_off) {
+static int srng_in_this_process(const unsigned char *region, unsigned id_off) {
 #if defined(SRNG_HAVE_IDENTITY) && defined(__linux__)
-    uint64_t owner = SRNG_LOAD(srng_owner_at(region, id_off), relaxed);
-    uint64_t ns = SRNG_LOAD(srng_u64_at(region, id_off + SRNG_ID_NS), relaxed);
-    return SRNG_CAST(uint32_t, owner) == (srng_getpid() & SRNG_OWNER_PID) && ns != 0 &&
-           ns == srng_pid_namespace();
+    srng_process me;
+    uint64_t ns = srng_id_field(region, id_off + SRNG_ID_NS);
+    srng_self(&me);
+    return SRNG_CAST(uint32_t, srng_id_field(region, id_off + SRNG_ID_OWNER)) == me.pid &&
+           ns != 0 && ns == me.ns;
 #else
     (void)region;
     (void)id_off;
@@ -2104,7 +2111,7 @@ static void srng_update_direct(shared_ring_producer *p);
    find the peer's word non-zero. */
 static void srng_choose_barrier(shared_ring_side *s) {
     int producer = s->magic == SRNG_PRODUCER_MAGIC;
-    unsigned peer_id = producer ? SRNG_OFF_CONSUMER_ID : SRNG_OFF_PRODUCER_ID;
+    unsigned peer_id = srng_peer_id(s);
     unsigned own = producer ? SRNG_OFF_PRODUCER_SLEEPING : SRNG_OFF_CONSUMER_SLEEPING;
     /* acquire: the peer stored its pid and namespace before its id */
     uint64_t peer = SRNG_LOAD(srng_u64_at(s->region, peer_id + SRNG_ID_ATTACH), acquire);
@@ -2250,7 +2257,7 @@ static void srng_adapt_spin(shared_ring_side *s, int found, uint64_t waited_ns) 
 static int srng_block(shared_ring_side *s, srng_au32 *word, srng_au32 *peer, srng_ready_fn ready,
                       void *ctx, uint64_t timeout_ns) {
     srng_au32 *peer_mode = srng_beside(peer, SRNG_MODE_WORD);
-    unsigned peer_id = s->magic == SRNG_PRODUCER_MAGIC ? SRNG_OFF_CONSUMER_ID : SRNG_OFF_PRODUCER_ID;
+    unsigned peer_id = srng_peer_id(s);
     uint64_t start, elapsed = 0, slept_at;
     int capped;
     /* A cheap look first: the caller often finds what it waits for. */
@@ -3559,7 +3566,9 @@ SHARED_RING_API int shared_ring_arm(shared_ring_consumer *c) {
     if (c->s.peer_gone) return SHARED_RING_PEER_GONE;
     /* A producer attached without hooks makes no wake-up that reaches
        the loop: "armed" would be a promise nobody keeps. */
-    if (SRNG_LOAD(srng_u64_at(c->s.region, SRNG_OFF_PRODUCER_ID + SRNG_CAST(unsigned, SRNG_ID_ATTACH)), acquire) != 0u &&
+    if (SRNG_LOAD(srng_u64_at(c->s.region,
+                              SRNG_OFF_PRODUCER_ID + SRNG_CAST(unsigned, SRNG_ID_ATTACH)),
+                  acquire) != 0u &&
         (SRNG_LOAD(srng_u32_at(c->s.region, SRNG_OFF_PRODUCER_WAIT_MODE), relaxed) &
          SRNG_WAKES(SRNG_SLEEPS_HOOK)) == 0u)
         return SHARED_RING_ERR_STATE;
@@ -3832,10 +3841,9 @@ SHARED_RING_API int shared_ring_detach_consumer(shared_ring_consumer *c) {
 /* One side's identity block, as an inspector sees it. */
 static void srng_owner_of(const unsigned char *region, unsigned id_off, shared_ring_owner *out,
                           uint32_t *formatting) {
-    const srng_au64 *w = SRNG_PUN(const srng_au64 *, region + id_off);
-    uint64_t owner = SRNG_LOAD(w, acquire);
+    uint64_t owner = SRNG_LOAD(SRNG_PUN(const srng_au64 *, region + id_off), acquire);
     out->pid = SRNG_CAST(uint32_t, owner) & SRNG_OWNER_PID;
-    out->start_time = SRNG_LOAD(w + SRNG_ID_START / 8u, relaxed);
+    out->start_time = srng_id_field(region, id_off + SRNG_ID_START);
     out->alive = -1;
     if ((owner & SRNG_OWNER_FORMATTING) != 0) *formatting = 1;
 #ifdef SRNG_HAVE_IDENTITY
