@@ -229,7 +229,7 @@ OS_TESTS = $(B)/os_wait $(B)/clock_fail $(B)/mixed_builds $(B)/ulock-ulock_timeo
 # Every suite runs even when one fails; tests/suites.sh ends with one line,
 # "make test: N passed, M failed", and fails if M > 0.
 test: $(B)/unit $(B)/results $(B)/stress $(B)/fenced-stress $(B)/crash $(B)/liveness $(B)/mutate \
-      $(B)/wakeup_hole $(B)/shm_trust \
+      $(B)/wakeup_hole $(B)/shm_trust $(B)/kernel_lock \
       $(OS_TESTS) \
       $(addprefix $(B)/,$(COMPILE_TESTS)) $(addprefix $(B)/fuzz_,$(FUZZ_TARGETS)) examples
 	@sh tests/suites.sh \
@@ -247,6 +247,7 @@ test: $(B)/unit $(B)/results $(B)/stress $(B)/fenced-stress $(B)/crash $(B)/live
 	    "./$(B)/crash $(CRASH_ROUNDS)" \
 	    "./$(B)/liveness" \
 	    "./$(B)/shm_trust" \
+	    "./$(B)/kernel_lock" \
 	    "$(MAKE) --no-print-directory compile-tests" \
 	    "$(MAKE) --no-print-directory fuzz-replay" \
 	    "$(MAKE) --no-print-directory run-examples" \
@@ -260,9 +261,10 @@ tsan: $(B)/tsan-unit $(B)/tsan-stress $(B)/tsan-crash
 	./$(B)/tsan-crash $(TSAN_CRASH_ROUNDS)
 
 asan: $(B)/asan-unit $(B)/asan-stress $(B)/asan-crash $(B)/asan-mixed_builds $(B)/asan-os_wait \
-      $(B)/asan-mutate $(B)/asan-liveness
+      $(B)/asan-mutate $(B)/asan-liveness $(B)/asan-kernel_lock
 	./$(B)/asan-unit
 	./$(B)/asan-liveness
+	./$(B)/asan-kernel_lock
 	for seed in 1 2 3 4 5; do ./$(B)/asan-mutate $(MUTATE_CALLS) $$seed || exit 1; done
 	./$(B)/asan-mixed_builds
 	./$(B)/asan-os_wait

@@ -488,6 +488,10 @@ typedef struct shared_ring_options {
     shared_ring_wake_fn wake;
     void *hook_user; /* passed to wait and wake */
     uint32_t flags;  /* SHARED_RING_TAKE_BACK, or 0 */
+    int region_fd;   /* the descriptor of the file the region maps from
+                        its offset 0 (shm.fd), or 0: none. Linux: the
+                        side then holds a lock the kernel drops when its
+                        process dies, so a peer knows for certain */
 } shared_ring_options;
 
 /* flags: attach even though a handle of this process holds the side (one
@@ -522,7 +526,7 @@ typedef struct shared_ring_options {
     { SHARED_RING_DEFAULT_SPIN_NS, 50u, SHARED_RING_DEFAULT_CORK_LIMIT,                        \
       SHARED_RING_DEFAULT_RECHECK_NS, SHARED_RING_DEFAULT_TRAIL_NS,                            \
       SHARED_RING_DEFAULT_SPIN_MAX_NS, SHARED_RING_NULLPTR, SHARED_RING_NULLPTR,               \
-      SHARED_RING_NULLPTR, 0u }
+      SHARED_RING_NULLPTR, 0u, 0 }
 /* clang-format on */
 
 /* Per-side counters, kept in the handle (no shared writes). */
@@ -574,6 +578,8 @@ typedef struct shared_ring_side {
     uint64_t barrier_peer; /* the peer attach id `fenceless` was chosen for */
     uint64_t check_at;  /* clock time of the next peer liveness check */
     uint64_t peer_owner; /* the peer's owner word at that check */
+    int lock_fd;         /* our description of the region's file, holding
+                            our side's lock (-1: none) */
     shared_ring_wait_fn wait;
     shared_ring_wake_fn wake;
     void *hook_user;
@@ -1666,14 +1672,17 @@ static void srng_wake(shared_ring_side *s, srng_au32 *word) {
    namespace. The owner word is claimed with compare-and-swap, so two
    attaches cannot both win. A reused pid does not fake a live owner: its
    start time differs. Bit 31 of the pid half marks a prepare that is
-   formatting the region. Looked at only on slow paths: attach, prepare,
+   formatting the region, bit 30 an owner that holds its kernel lock (see
+   "ownership the kernel keeps"). Looked at only on slow paths: attach, prepare,
    and a wait about to sleep (then every SRNG_LIVENESS_NS while asleep). */
 #if !defined(SHARED_RING_NO_OS_WAIT) && \
     ((defined(__APPLE__) && defined(__MACH__)) || defined(__linux__) || defined(_WIN32))
 #define SRNG_HAVE_IDENTITY 1
 #endif
 #define SRNG_OWNER_FORMATTING 0x80000000u
-#define SRNG_OWNER_PID 0x7FFFFFFFu
+#define SRNG_OWNER_LOCKED 0x40000000u /* the owner holds its kernel lock */
+#define SRNG_OWNER_MARKS (SRNG_OWNER_FORMATTING | SRNG_OWNER_LOCKED)
+#define SRNG_OWNER_PID 0x3FFFFFFFu /* also: a pid too large to record */
 #define SRNG_LIVENESS_NS 50000000u /* a dead peer is noticed within this */
 enum { SRNG_GONE = 0, SRNG_ALIVE = 1, SRNG_UNKNOWN = -1 };
 
@@ -1857,7 +1866,125 @@ static int srng_process_lookup(uint32_t pid, srng_process *out) {
     out->boot = srng_boot_id();
     return out->boot != 0 ? 1 : -1; /* without the boot, no token to compare */
 }
+
+/* ---- ownership the kernel keeps (Linux) ------------------------------------
+   Given the descriptor of the file the region maps (options.region_fd), a
+   side holds an open-file-description lock (F_OFD_SETLK) on one byte of
+   that file: the byte at its identity block's offset. The kernel drops it
+   when the last descriptor of that description closes: at detach, or when
+   the process dies, whatever namespace, chroot or hidepid hides it from
+   /proc. A judge tests the byte (F_OFD_GETLK) through a description of its
+   own, because one description's locks never conflict with each other and
+   a descriptor passed by fork or over a socket is one description: so each
+   handle opens the file anew through /proc/self/fd. The lock is taken
+   before the owner word is claimed with the LOCKED bit, so a word with
+   that bit whose byte is free belongs to a process that has closed it: one
+   gone. A held byte proves less (a child forked after attach holds the
+   description too): the /proc checks still run, and may find it gone. */
+#define SRNG_HAVE_KERNEL_LOCK 1
+#define SRNG_F_OFD_GETLK 36
+#define SRNG_F_OFD_SETLK 37
+
+/* struct flock64's head, as the kernel reads it on every architecture we
+   build for; the tail leaves room for any architecture's longer one. */
+typedef struct srng_flock {
+    short type, whence;
+    int64_t start, len;
+    int pid;
+    char room[32];
+} srng_flock;
+
+/* F_OFD_SETLK or F_OFD_GETLK of `type` on one byte. Returns the lock type
+   GETLK found (F_UNLCK: none in the way), SETLK's F_WRLCK, or -1. */
+static int srng_ofd_lock(int fd, int cmd, short type, unsigned byte) {
+    srng_flock fl;
+    long r;
+    memset(&fl, 0, sizeof fl);
+    fl.type = type;
+    fl.whence = SEEK_SET;
+    fl.start = byte;
+    fl.len = 1;
+#ifdef SYS_fcntl64 /* 32-bit: the call that takes struct flock64 */
+    r = syscall(SYS_fcntl64, SRNG_CAST(long, fd), SRNG_CAST(long, cmd), &fl);
+#else
+    r = syscall(SYS_fcntl, SRNG_CAST(long, fd), SRNG_CAST(long, cmd), &fl);
 #endif
+    return r == 0 ? fl.type : -1;
+}
+
+/* This handle's own description of the region's file, locked at our
+   side's byte. Returns OK with it in *lock_fd, or -1 there when no lock
+   can be had (no /proc to reopen through, another description holds the
+   byte: a lost handle taken back, or a forked child's copy); ERR_ARG when
+   fd is not an open regular file that holds this ring at offset 0. */
+static int srng_lock_side(const unsigned char *region, int fd, unsigned id_off, int *lock_fd) {
+    char path[32] = "/proc/self/fd/";
+    struct stat st;
+    uint64_t ring_id = 0;
+    int own;
+    *lock_fd = -1;
+    if (fd <= 0) return SHARED_RING_OK;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return SHARED_RING_ERR_ARG;
+    *srng_put_pid(path + 14, SRNG_CAST(uint32_t, fd)) = 0;
+#ifdef O_CLOEXEC
+    own = open(path, O_RDWR | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+#else
+    own = open(path, O_RDWR | O_NONBLOCK | O_NOCTTY);
+    if (own >= 0) (void)fcntl(own, F_SETFD, FD_CLOEXEC);
+#endif
+    if (own < 0) return SHARED_RING_OK;
+    /* The same ring: the file holds its ring id (read through our own
+       description, whose offset no one else uses). */
+    if (lseek(own, SRNG_OFF_RING_ID, SEEK_SET) != SRNG_OFF_RING_ID ||
+        read(own, &ring_id, sizeof ring_id) != SRNG_CAST(long, sizeof ring_id) ||
+        ring_id != SRNG_LOAD(SRNG_PUN(const srng_au64 *, region + SRNG_OFF_RING_ID), relaxed)) {
+        close(own);
+        return SHARED_RING_ERR_ARG;
+    }
+    if (srng_ofd_lock(own, SRNG_F_OFD_SETLK, F_WRLCK, id_off) != F_WRLCK) {
+        close(own);
+        return SHARED_RING_OK;
+    }
+    *lock_fd = own;
+    return SHARED_RING_OK;
+}
+
+/* GONE when the owner's byte is free (its owner word has the LOCKED bit),
+   else UNKNOWN: the /proc checks decide. */
+static int srng_lock_status(int lock_fd, unsigned id_off) {
+    if (lock_fd < 0) return SRNG_UNKNOWN;
+    return srng_ofd_lock(lock_fd, SRNG_F_OFD_GETLK, F_WRLCK, id_off) == F_UNLCK ? SRNG_GONE
+                                                                                : SRNG_UNKNOWN;
+}
+
+static void srng_unlock_side(int lock_fd) {
+    if (lock_fd >= 0) close(lock_fd);
+}
+#endif
+
+#ifndef SRNG_HAVE_KERNEL_LOCK
+/* No open-file-description locks: region_fd is not used. */
+static int srng_lock_side(const unsigned char *region, int fd, unsigned id_off, int *lock_fd) {
+    (void)region;
+    (void)fd;
+    (void)id_off;
+    *lock_fd = -1;
+    return SHARED_RING_OK;
+}
+static void srng_unlock_side(int lock_fd) { (void)lock_fd; }
+#ifdef SRNG_HAVE_IDENTITY
+static int srng_lock_status(int lock_fd, unsigned id_off) {
+    (void)lock_fd;
+    (void)id_off;
+    return SRNG_UNKNOWN;
+}
+#endif
+#endif
+
+/* Do two owner words name one process (whatever their marks)? */
+static int srng_same_owner(uint64_t a, uint64_t b) {
+    return ((a ^ b) & ~SRNG_CAST(uint64_t, SRNG_OWNER_MARKS)) == 0u;
+}
 
 /* A 64-bit word of an identity block, read once. */
 static uint64_t srng_id_field(const unsigned char *region, unsigned off) {
@@ -1873,7 +2000,8 @@ static void srng_self(srng_process *me) {
     static srng_au32 state; /* 0 not read, 1 being read, 2 read */
     static srng_au32 pid_read;
     static srng_au64 start, boot, ns, timens;
-    uint32_t pid = srng_getpid() & SRNG_OWNER_PID;
+    uint32_t pid = srng_getpid();
+    if (pid > SRNG_OWNER_PID) pid = SRNG_OWNER_PID; /* judged UNKNOWN by everyone */
     for (;;) {
         uint32_t st = SRNG_LOAD(&state, acquire);
         if (st == 2u && SRNG_LOAD(&pid_read, relaxed) == pid) break;
@@ -1911,23 +2039,25 @@ static uint64_t srng_owner_word(const srng_process *p) {
 }
 
 /* Is the process that wrote `owner` in the identity block at id_off
-   alive? GONE only when the kernel says so for certain: no such pid in our
-   namespace, a zombie with no thread left, or the pid now held by a
+   alive? GONE only when the kernel says so for certain: its lock's byte
+   free (when it took one and we have a descriptor, lock_fd), no such pid
+   in our namespace, a zombie with no thread left, or the pid now held by a
    process that started at another time (read in our time namespace).
    Everything else that cannot be judged is UNKNOWN, which counts alive. */
-static int srng_owner_status(const unsigned char *region, unsigned id_off, uint64_t owner) {
+static int srng_owner_status(const unsigned char *region, unsigned id_off, uint64_t owner,
+                             int lock_fd) {
     srng_process me, them;
     uint32_t pid = SRNG_CAST(uint32_t, owner) & SRNG_OWNER_PID;
     uint32_t token = SRNG_CAST(uint32_t, owner >> 32);
     uint64_t ns = srng_id_field(region, id_off + SRNG_ID_NS), q;
     int r;
+    if ((owner & SRNG_OWNER_LOCKED) != 0u && srng_lock_status(lock_fd, id_off) == SRNG_GONE)
+        return SRNG_GONE;
     srng_self(&me);
-    if (ns == 0 || me.ns == 0 || ns != me.ns) return SRNG_UNKNOWN; /* its pid is not ours to look up */
+    if (ns == 0 || me.ns == 0 || ns != me.ns || pid == SRNG_OWNER_PID)
+        return SRNG_UNKNOWN; /* its pid is not ours to look up */
     /* Our own pid: this process, or one that had our pid and is gone. */
-    if (pid == me.pid)
-        return (owner & ~SRNG_CAST(uint64_t, SRNG_OWNER_FORMATTING)) == srng_owner_word(&me)
-                   ? SRNG_ALIVE
-                   : SRNG_GONE;
+    if (pid == me.pid) return srng_same_owner(owner, srng_owner_word(&me)) ? SRNG_ALIVE : SRNG_GONE;
     memset(&them, 0, sizeof them);
     r = srng_process_lookup(pid, &them);
     if (r == 0) return SRNG_GONE;
@@ -1954,18 +2084,19 @@ static srng_au64 *srng_owner_at(unsigned char *region, unsigned id_off) {
    Returns OK with the word in *owner (0 where identities are not
    supported), ERR_BUSY (a live process holds it, this one included) or
    NOT_FORMATTED (a live prepare is formatting the region). */
-static int srng_claim(unsigned char *region, unsigned id_off, uint32_t flags, uint64_t *owner) {
+static int srng_claim(unsigned char *region, unsigned id_off, uint32_t flags, int lock_fd,
+                      uint64_t *owner) {
 #ifdef SRNG_HAVE_IDENTITY
     srng_au64 *word = srng_owner_at(region, id_off);
     srng_process me;
     uint64_t mine;
     srng_self(&me);
-    mine = srng_owner_word(&me);
+    mine = srng_owner_word(&me) | (lock_fd >= 0 ? SRNG_OWNER_LOCKED : 0u);
     for (;;) {
         uint64_t cur = SRNG_LOAD(word, acquire);
         /* A handle of this process is one too: one handle per side. */
-        if (cur != 0 && !(cur == mine && (flags & SHARED_RING_TAKE_BACK) != 0u) &&
-            srng_owner_status(region, id_off, cur) != SRNG_GONE)
+        if (cur != 0 && !(srng_same_owner(cur, mine) && (flags & SHARED_RING_TAKE_BACK) != 0u) &&
+            srng_owner_status(region, id_off, cur, lock_fd) != SRNG_GONE)
             return (cur & SRNG_OWNER_FORMATTING) != 0 ? SHARED_RING_NOT_FORMATTED
                                                       : SHARED_RING_ERR_BUSY;
         if (SRNG_CAS(word, cur, mine)) break;
@@ -1978,6 +2109,7 @@ static int srng_claim(unsigned char *region, unsigned id_off, uint32_t flags, ui
     (void)region;
     (void)id_off;
     (void)flags;
+    (void)lock_fd;
     *owner = 0;
 #endif
     return SHARED_RING_OK;
@@ -1987,6 +2119,15 @@ static int srng_claim(unsigned char *region, unsigned id_off, uint32_t flags, ui
 static void srng_unclaim(unsigned char *region, unsigned id_off, uint64_t owner) {
     uint64_t cur = owner;
     if (owner != 0) (void)SRNG_CAS(srng_owner_at(region, id_off), cur, 0u);
+}
+
+/* A handle gives its side back: the word first, then the lock (a judge
+   that finds the byte free and the word still ours judges us gone, which
+   we are about to be). */
+static void srng_release_side(shared_ring_side *s, unsigned char *region, unsigned id_off) {
+    srng_unclaim(region, id_off, s->owner);
+    srng_unlock_side(s->lock_fd);
+    s->lock_fd = -1;
 }
 
 /* The identity block of the handle's peer. */
@@ -2019,10 +2160,10 @@ static int srng_watch_peer(shared_ring_side *s, uint64_t now) {
     }
     /* our own word: a peer in this process (another pid is judged below,
        ours with another token too: a dead process that had our pid) */
-    if (s->owner == 0 || owner == 0 || owner == s->owner) return 0;
+    if (s->owner == 0 || owner == 0 || srng_same_owner(owner, s->owner)) return 0;
 #ifdef SRNG_HAVE_IDENTITY
     if (now - s->check_at < (SRNG_CAST(uint64_t, 1) << 63)) { /* now >= check_at */
-        s->peer_gone = srng_owner_status(s->region, peer, owner) == SRNG_GONE;
+        s->peer_gone = srng_owner_status(s->region, peer, owner, s->lock_fd) == SRNG_GONE;
         s->check_at = now + SRNG_LIVENESS_NS;
     }
 #else
@@ -2423,21 +2564,24 @@ static uint64_t srng_next_attach_id(unsigned char *region) {
    claim: a prepare that re-formatted the region before it must not leave
    us with the old geometry. The handle's magic is set by the caller last,
    so a failed attach leaves the handle unusable (and the caller gives the
-   claim back with srng_unclaim). */
+   claim back with srng_release_side). */
 static int srng_attach_side(shared_ring_side *s, void *region, size_t region_size,
                             const shared_ring_options *opt, unsigned id_off) {
     shared_ring_options defaults = SHARED_RING_OPTIONS_INIT;
     srng_geometry g;
     int r = srng_read_geometry(region, region_size, &g);
+    s->lock_fd = -1;
     if (r != SHARED_RING_OK) return r;
     if (opt == SRNG_NULL) opt = &defaults;
     if (opt->resume_percent > 100u || (opt->wait == SRNG_NULL) != (opt->wake == SRNG_NULL) ||
         (opt->flags & ~SHARED_RING_TAKE_BACK) != 0u)
         return SHARED_RING_ERR_ARG;
-    r = srng_claim(SRNG_CAST(unsigned char *, region), id_off, opt->flags, &s->owner);
+    r = srng_lock_side(SRNG_CAST(unsigned char *, region), opt->region_fd, id_off, &s->lock_fd);
+    if (r != SHARED_RING_OK) return r;
+    r = srng_claim(SRNG_CAST(unsigned char *, region), id_off, opt->flags, s->lock_fd, &s->owner);
     if (r == SHARED_RING_OK) r = srng_read_geometry(region, region_size, &g);
     if (r != SHARED_RING_OK) {
-        srng_unclaim(SRNG_CAST(unsigned char *, region), id_off, s->owner);
+        srng_release_side(s, SRNG_CAST(unsigned char *, region), id_off);
         return r;
     }
     s->region = SRNG_CAST(unsigned char *, region);
@@ -2663,7 +2807,7 @@ static int srng_mark_for_format(unsigned char *r, uint64_t mark) {
         srng_au64 *w = srng_owner_at(r, ids[i]);
         uint64_t cur = SRNG_LOAD(w, acquire);
 #ifdef SRNG_HAVE_IDENTITY
-        if (ours && cur != 0 && srng_owner_status(r, ids[i], cur) != SRNG_GONE) {
+        if (ours && cur != 0 && srng_owner_status(r, ids[i], cur, -1) != SRNG_GONE) {
             result = (cur & SRNG_OWNER_FORMATTING) != 0 ? SHARED_RING_ERR_BUSY : 1;
             break;
         }
@@ -2752,7 +2896,7 @@ SHARED_RING_API int shared_ring_attach_producer(shared_ring_producer *p, void *r
     end =
         srng_find_end(&p->s, SRNG_LOAD(srng_u64_at(p->s.region, SRNG_OFF_WRITE_POS), acquire), rd);
     if (end == SRNG_REC_BAD) {
-        srng_unclaim(p->s.region, SRNG_OFF_PRODUCER_ID, p->s.owner);
+        srng_release_side(&p->s, p->s.region, SRNG_OFF_PRODUCER_ID);
         return SHARED_RING_ERR_CORRUPT;
     }
     p->write_pos = p->published = end;
@@ -2795,7 +2939,7 @@ SHARED_RING_API int shared_ring_attach_consumer(shared_ring_consumer *c, void *r
     rd = SRNG_LOAD(srng_u64_at(c->s.region, SRNG_OFF_READ_POS), acquire);
     w = SRNG_LOAD(srng_u64_at(c->s.region, SRNG_OFF_WRITE_POS), acquire);
     if (!srng_positions_near(rd, w, c->s.capacity)) {
-        srng_unclaim(c->s.region, SRNG_OFF_CONSUMER_ID, c->s.owner);
+        srng_release_side(&c->s, c->s.region, SRNG_OFF_CONSUMER_ID);
         return SHARED_RING_ERR_CORRUPT;
     }
     c->read_pos = c->peek_pos = rd;
@@ -3816,7 +3960,7 @@ SHARED_RING_API int shared_ring_wait_any(shared_ring_consumer *const *rings, siz
    us gone (the fence: our owner word's store before the look at its
    sleeping word, against its announce / fence / look at ours). */
 static void srng_leave(shared_ring_side *s, unsigned id_off, unsigned peer_sleep_off) {
-    srng_unclaim(s->region, id_off, s->owner);
+    srng_release_side(s, s->region, id_off);
     SRNG_FENCE();
     srng_wake_sleeper(s, srng_u32_at(s->region, peer_sleep_off));
 }
@@ -3847,7 +3991,7 @@ static void srng_owner_of(const unsigned char *region, unsigned id_off, shared_r
     out->alive = -1;
     if ((owner & SRNG_OWNER_FORMATTING) != 0) *formatting = 1;
 #ifdef SRNG_HAVE_IDENTITY
-    if (owner != 0) out->alive = srng_owner_status(region, id_off, owner);
+    if (owner != 0) out->alive = srng_owner_status(region, id_off, owner, -1);
 #endif
     if (owner == 0) out->alive = 0;
 }

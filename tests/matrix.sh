@@ -119,10 +119,10 @@ for arch in i686:i686-linux-gnu:$I686_RUNNER aarch64:aarch64-linux-gnu:qemu-aarc
     cross "$name" "$arch" || continue
     d="$OUT/$label"
     mkdir -p "$d"
-    row "$name" "${runner:-native}: unit, stress $STRESS, crash $CRASH, os_wait" "
-        for t in unit stress crash os_wait; do
+    row "$name" "${runner:-native}: unit, stress $STRESS, crash $CRASH, os_wait, kernel_lock" "
+        for t in unit stress crash os_wait kernel_lock; do
             $triple-gcc -std=c11 -O2 -static $WARN -o $d/\$t tests/\$t.c -lpthread || exit 1
-        done && $(suite "$runner" "$d") && $runner $d/os_wait"
+        done && $(suite "$runner" "$d") && $runner $d/os_wait && $runner $d/kernel_lock"
 done
 
 # ---- 32-bit targets with a 64-bit time_t (Debian's time64 transition) ------------
@@ -167,10 +167,10 @@ name="linux x86_64 musl"
 if have musl-gcc; then
     d="$OUT/musl"
     mkdir -p "$d"
-    row "$name" "musl-gcc -static: unit, stress $STRESS, crash $CRASH" "
-        for t in unit stress crash; do
+    row "$name" "musl-gcc -static: unit, stress $STRESS, crash $CRASH, kernel_lock" "
+        for t in unit stress crash kernel_lock; do
             musl-gcc -std=c11 -O2 -static $WARN -o $d/\$t tests/\$t.c -lpthread || exit 1
-        done && $(suite '' "$d")"
+        done && $(suite '' "$d") && $d/kernel_lock"
 else
     skip "$name" "musl-gcc not installed"
 fi
