@@ -117,16 +117,18 @@
         536    8  producer  producer_fenceless_for  attach id of the consumer
                                         it publishes to without a fence, or 0
         544   96  -         reserved, zero
-        640    8  producer  producer owner  pid (low 32 bits; bit 31: a
-                                        prepare is formatting) and a 32-bit
-                                        token of its start time (high 32)
+        640    8  producer  producer owner  pid (low 30 bits; bit 31: a
+                                        prepare is formatting; bit 30: it
+                                        holds its lock on byte 640 of the
+                                        region's file) and a 32-bit token
+                                        of its start time (high 32)
         648    8  producer  producer start  process start time
         656    8  producer  producer pidns  pid namespace (Linux), or 0
         664    8  producer  producer attach id  its number in `attaches`
         672    8  producer  producer timens  time namespace (Linux), or 0
         680   88  -         reserved, zero
         768   40  consumer  consumer owner, start, pidns, attach id, timens:
-                                        as the producer's
+                                        as the producer's (its lock: byte 768)
         808  216  -         reserved, zero
        1024  cap  both      data area: records
 
@@ -308,7 +310,11 @@
      from this process too (SHARED_RING_TAKE_BACK takes back a side whose
      handle the program lost); a dead process's side is taken over. A side
      is dead only when the kernel says so for certain; whatever cannot be
-     judged counts as alive (docs/processes.md).
+     judged counts as alive (docs/processes.md). Give the region's file
+     descriptor (options.region_fd; Linux) and each side also holds a lock
+     on one byte of that file, which the kernel drops when its process
+     dies: a peer then knows across pid namespaces, containers and hidepid,
+     where /proc cannot tell it.
    - A peer that leaves tells the other: a detach wakes the peer, whose
      waits (between threads too) return what was published, then
      PEER_GONE. Producer crash: the consumer gets every message published
@@ -491,7 +497,9 @@ typedef struct shared_ring_options {
     int region_fd;   /* the descriptor of the file the region maps from
                         its offset 0 (shm.fd), or 0: none. Linux: the
                         side then holds a lock the kernel drops when its
-                        process dies, so a peer knows for certain */
+                        process dies, so a peer knows for certain. The
+                        handle keeps a descriptor of its own until detach
+                        (other systems: not used) */
 } shared_ring_options;
 
 /* flags: attach even though a handle of this process holds the side (one
@@ -722,8 +730,9 @@ SHARED_RING_API shared_ring_options shared_ring_default_options(void);
    Returns: OK; NOT_FORMATTED (magic 0: not formatted yet, or being
    formatted; retry, or use attach_producer_wait); ERR_BUSY (a producer is
    attached: a live process, or another handle of this one; see
-   SHARED_RING_TAKE_BACK); ERR_ARG (NULL handle or
-   region, bad options); ERR_ALIGN; ERR_SIZE (region smaller than its
+   SHARED_RING_TAKE_BACK); ERR_ARG (NULL handle or region, bad options,
+   a region_fd that is not an open regular file holding this ring at
+   offset 0); ERR_ALIGN; ERR_SIZE (region smaller than its
    header says); ERR_MAGIC (holds something else); ERR_VERSION (another
    layout version); ERR_CORRUPT (inconsistent header or positions). */
 SHARED_RING_API int shared_ring_attach_producer(shared_ring_producer *p, void *region,
@@ -733,7 +742,7 @@ SHARED_RING_API int shared_ring_attach_producer(shared_ring_producer *p, void *r
    blocks. On failure the handle is left unattached.
    Returns: OK; NOT_FORMATTED; ERR_BUSY (a consumer is attached: a live
    process, or another handle of this one); ERR_ARG (NULL handle or region, bad
-   options); ERR_ALIGN; ERR_SIZE; ERR_MAGIC; ERR_VERSION; ERR_CORRUPT (as
+   options or region_fd, as attach_producer); ERR_ALIGN; ERR_SIZE; ERR_MAGIC; ERR_VERSION; ERR_CORRUPT (as
    attach_producer). */
 SHARED_RING_API int shared_ring_attach_consumer(shared_ring_consumer *c, void *region,
                                                 size_t region_size, const shared_ring_options *opt);

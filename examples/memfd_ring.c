@@ -33,10 +33,12 @@ static int consume(const char *path) {
     size_t size = shared_ring_region_size(CAPACITY);
     int fd = open(path, O_RDWR);
     void *mem = fd >= 0 ? map_fd(fd, size) : NULL;
+    shared_ring_options o = shared_ring_default_options();
     shared_ring_consumer c;
     unsigned long n = 0;
     int r;
-    if (mem == NULL || shared_ring_attach_consumer(&c, mem, size, NULL) != SHARED_RING_OK) return 1;
+    o.region_fd = fd; /* the kernel then tells us for certain when the producer dies */
+    if (mem == NULL || shared_ring_attach_consumer(&c, mem, size, &o) != SHARED_RING_OK) return 1;
     while ((r = shared_ring_read(&c, count, &n, 5000000000ull)) >= 0) {
     }
     printf("memfd consumer: %lu messages, then %s\n", n, shared_ring_result_string(r));
@@ -65,7 +67,9 @@ int main(int argc, char **argv) {
         execl("/proc/self/exe", argv[0], "consume", path, (char *)NULL);
         _exit(127);
     }
-    shared_ring_attach_producer(&p, mem, size, NULL);
+    shared_ring_options o = shared_ring_default_options();
+    o.region_fd = fd;
+    shared_ring_attach_producer(&p, mem, size, &o);
     for (unsigned long i = 0; i < total; i++)
         if (shared_ring_write_bytes(&p, &i, sizeof i, 5000000000ull) != SHARED_RING_OK) break;
     shared_ring_close(&p);

@@ -13,9 +13,11 @@
 #define NAME "/shared_ring_quickstart"
 #define SECOND 1000000000ull
 
-static void *open_ring(shared_ring_shm *shm) {
+static void *open_ring(shared_ring_shm *shm, shared_ring_options *o) {
     size_t size = shared_ring_size_for(64, 1 << 20);
     if (shared_ring_shm_open(shm, NAME, size, SECOND) != SHARED_RING_OK) return NULL;
+    *o = shared_ring_default_options();
+    o->region_fd = shm->fd; /* so the kernel tells a dead peer for certain */
     /* Format unless a live process uses it (a dead run's leftovers go). */
     return shared_ring_prepare(shm->region, shm->size, 0, 64) >= 0 ? shm->region : NULL;
 }
@@ -28,10 +30,11 @@ static int count_message(void *user, const void *data, size_t len) {
 
 static int consumer_process(void) {
     shared_ring_shm shm;
+    shared_ring_options o;
     shared_ring_consumer c;
     int count = 0, r;
-    if (!open_ring(&shm) ||
-        shared_ring_attach_consumer_wait(&c, shm.region, shm.size, NULL, SECOND) != 0)
+    if (!open_ring(&shm, &o) ||
+        shared_ring_attach_consumer_wait(&c, shm.region, shm.size, &o, SECOND) != 0)
         return 1;
     /* FOREVER is safe: if the producer's process dies, read says PEER_GONE. */
     while ((r = shared_ring_read(&c, count_message, &count, SHARED_RING_FOREVER)) >= 0) {
@@ -43,12 +46,13 @@ static int consumer_process(void) {
 
 int main(void) {
     shared_ring_shm shm;
+    shared_ring_options o;
     shared_ring_producer p;
     int status = 1;
     pid_t child = fork();
     if (child == 0) return consumer_process();
-    if (!open_ring(&shm) ||
-        shared_ring_attach_producer_wait(&p, shm.region, shm.size, NULL, SECOND) != 0)
+    if (!open_ring(&shm, &o) ||
+        shared_ring_attach_producer_wait(&p, shm.region, shm.size, &o, SECOND) != 0)
         return 1;
     for (int i = 0; i < 1000; i++) {
         struct {

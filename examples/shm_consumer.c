@@ -24,11 +24,13 @@ int main(int argc, char **argv) {
     const char *name = argc > 1 ? argv[1] : "/shared_ring_demo";
     size_t size = shared_ring_size_for(MAX_LINE, CAPACITY);
     shared_ring_shm shm;
+    shared_ring_options o = shared_ring_default_options();
     shared_ring_consumer c;
     unsigned long lines = 0;
     int r = shared_ring_shm_open(&shm, name, size, 10 * SECONDS);
+    o.region_fd = shm.fd; /* the kernel then tells us for certain when the producer dies */
     if (r == SHARED_RING_OK) r = shared_ring_prepare(shm.region, shm.size, 0, MAX_LINE);
-    if (r >= 0) r = shared_ring_attach_consumer_wait(&c, shm.region, shm.size, NULL, 10 * SECONDS);
+    if (r >= 0) r = shared_ring_attach_consumer_wait(&c, shm.region, shm.size, &o, 10 * SECONDS);
     if (r != SHARED_RING_OK) {
         fprintf(stderr, "shm_consumer: %s: %s\n", name, shared_ring_result_string(r));
         return 1;

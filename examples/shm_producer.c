@@ -31,13 +31,15 @@ int main(int argc, char **argv) {
     unsigned long count = argc > 2 ? strtoul(argv[2], NULL, 10) : 100000, i;
     size_t size = shared_ring_size_for(MAX_LINE, CAPACITY);
     shared_ring_shm shm;
+    shared_ring_options o = shared_ring_default_options();
     shared_ring_producer p;
     char line[80];
     int r = shared_ring_shm_open(&shm, name, size, 10 * SECONDS);
     if (r != SHARED_RING_OK) return fail("shm_open", r);
+    o.region_fd = shm.fd; /* the kernel then tells us for certain when the consumer dies */
     r = shared_ring_prepare(shm.region, shm.size, 0, MAX_LINE);
     if (r < 0) return fail("prepare", r);
-    r = shared_ring_attach_producer_wait(&p, shm.region, shm.size, NULL, 10 * SECONDS);
+    r = shared_ring_attach_producer_wait(&p, shm.region, shm.size, &o, 10 * SECONDS);
     if (r != SHARED_RING_OK) return fail("attach", r);
     for (i = 0; i < count; i++) {
         snprintf(line, sizeof line, "line %lu from process %ld", i, (long)getpid());
