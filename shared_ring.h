@@ -2244,7 +2244,7 @@ static int srng_in_this_process(const unsigned char *region, unsigned id_off) {
     srng_process me;
     uint64_t ns = srng_id_field(region, id_off + SRNG_ID_NS);
     srng_self(&me);
-    return SRNG_CAST(uint32_t, srng_id_field(region, id_off + SRNG_ID_OWNER)) == me.pid &&
+    return (SRNG_CAST(uint32_t, srng_id_field(region, id_off + SRNG_ID_OWNER)) & SRNG_OWNER_PID) == me.pid &&
            ns != 0 && ns == me.ns;
 #else
     (void)region;
