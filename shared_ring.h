@@ -35,9 +35,9 @@
    ============================================================================
    Set up (once, by whoever creates the memory):
 
-       size_t size = shared_ring_region_size(1 << 20);  // 1 MiB data area
-       void *mem = aligned_alloc(128, size);            // or mmap(...)
-       shared_ring_format(mem, size, 1 << 20, 0);       // 0: default max message
+       size_t size = shared_ring_region_size(1 << 20, 0);  // 1 MiB data area
+       void *mem = aligned_alloc(128, size);  // MSVC: _aligned_malloc(size, 128)
+       shared_ring_format(mem, size, 1 << 20, 0);          // 0: default max message
 
    Producer (one thread or process):
 
@@ -376,7 +376,8 @@
    7. LIMITS
    ============================================================================
    capacity: a power of two from 64 bytes up to what size_t can hold (and at
-   most 2^62); the ring holds at most capacity - 8 bytes of records (the end
+   most 2^62; other values given to region_size, format and prepare are
+   rounded up to one); the ring holds at most capacity - 8 bytes of records (the end
    mark). max_message: at most capacity/2 - 8 (so any message fits once the
    ring is empty, whatever the wrap point), at most 2^31 - 8. Record tags
    repeat every 4 GiB of stream; the end mark, not the tag, is what keeps
@@ -691,32 +692,27 @@ typedef int (*shared_ring_read_fn)(void *user, const void *data, size_t len);
 
 /* ---- setup (either side) ----------------------------------------------- */
 
-/* Bytes a region needs for a data area of `capacity` bytes; 0 when
-   capacity is not a power of two in the supported range. Never blocks. */
-SHARED_RING_API size_t shared_ring_region_size(size_t capacity);
-
-/* Smallest capacity whose max_message can be `max_message` (a power of two,
-   >= 64); 0 if no supported capacity is large enough. Never blocks. */
-SHARED_RING_API size_t shared_ring_capacity_for(size_t max_message);
-
-/* Sizing in one call: the bytes to allocate for a ring that takes messages
-   of up to `max_message` bytes and has a data area of at least
-   `min_capacity` bytes (0: just enough for max_message; it is rounded up
-   to a power of two). Allocate that many bytes, 128-byte aligned, and pass
-   them to shared_ring_format with capacity 0. 0 if no supported ring is
-   that large. Never blocks.
-       size_t size = shared_ring_size_for(4096, 1 << 20);
-       void *mem = aligned_alloc(128, size);
-       shared_ring_format(mem, size, 0, 4096);            */
-SHARED_RING_API size_t shared_ring_size_for(size_t max_message, size_t min_capacity);
+/* The bytes to allocate for a ring: the one sizing call. Same arguments,
+   in the same order, as shared_ring_format and shared_ring_prepare, which
+   then succeed on that many bytes. `capacity`: data area bytes, rounded up
+   to a power of two (at least 64); 0: the smallest that takes max_message.
+   `max_message`: the largest message (0: the most the capacity allows,
+   capacity/2 - 8). 0 when no supported ring fits: max_message above
+   capacity/2 - 8 of the rounded capacity, or larger than any ring, or both
+   arguments 0. Never blocks.
+       size_t size = shared_ring_region_size(1 << 20, 4096);
+       void *mem = aligned_alloc(128, size);   // MSVC: _aligned_malloc(size, 128)
+       shared_ring_format(mem, size, 1 << 20, 4096);                          */
+SHARED_RING_API size_t shared_ring_region_size(size_t capacity, size_t max_message);
 
 /* Format `region` as an empty ring. Call once, before either side attaches,
-   while no one uses the region. capacity 0 means the largest power of two
-   that fits in region_size; max_message 0 means the largest allowed
-   (capacity/2 - 8). Never blocks.
-   Returns: OK; ERR_ARG (region NULL, or max_message above the limit);
-   ERR_ALIGN (region not 8-byte aligned); ERR_SIZE (capacity not a power of
-   two in range, or region_size below shared_ring_region_size(capacity)). */
+   while no one uses the region. capacity is rounded up to a power of two
+   (at least 64); 0 means the largest that fits in region_size. max_message
+   0 means the largest allowed (capacity/2 - 8). Never blocks.
+   Returns: OK; ERR_ARG (region NULL, or max_message above capacity/2 - 8);
+   ERR_ALIGN (region not 8-byte aligned); ERR_SIZE (capacity larger than
+   any ring, or region_size below shared_ring_region_size(capacity,
+   max_message)). */
 SHARED_RING_API int shared_ring_format(void *region, size_t region_size, size_t capacity,
                                        size_t max_message);
 
@@ -816,8 +812,8 @@ SHARED_RING_API int shared_ring_write_str(shared_ring_producer *p, const char *s
    Returns: OK; FULL; TIMEOUT; PEER_GONE; CLOSED; ERR_TOO_BIG (len >
    max_message); ERR_ARG (out NULL); ERR_STATE (a claim is already open, or inside a
    callback); ERR_CORRUPT; ERR_HANDLE. */
-SHARED_RING_API int shared_ring_claim(shared_ring_producer *p, size_t len, uint64_t timeout_ns,
-                                      void **out);
+SHARED_RING_API int shared_ring_claim(shared_ring_producer *p, size_t len, void **out,
+                                      uint64_t timeout_ns);
 
 /* Finish the open claim as a message of `len` bytes (len <= claimed).
    Producer side. Never blocks.
@@ -1042,7 +1038,7 @@ typedef struct shared_ring_shm {
 
 /* Create the named object, or open it if it exists, and map it. `name`:
    "/name" for POSIX shm_open (at most 250 bytes), any UTF-8 name on
-   Windows ("Local\\name"). `size`: the bytes to map (shared_ring_size_for).
+   Windows ("Local\\name"). `size`: the bytes to map (shared_ring_region_size).
    The creator sizes the object; an opener checks its size (fstat) before
    it touches the mapping (touching past the end is a SIGBUS), waiting up
    to timeout_ns while the creator has not sized it yet. size 0: open an
@@ -2701,28 +2697,29 @@ static void srng_update_open(shared_ring_producer *p) {
 
 /* ---- setup -------------------------------------------------------------- */
 
-SHARED_RING_API size_t shared_ring_region_size(size_t capacity) {
-    if (!srng_capacity_ok(capacity)) return 0;
-    return capacity + SHARED_RING_HEADER_SIZE;
+/* `capacity` rounded up to a supported power of two, or 0 if none is that
+   large. (size_t: on 32-bit, doubling 2^31 gives 0, which is refused.) */
+static size_t srng_round_capacity(size_t capacity) {
+    size_t cap = SRNG_MIN_CAPACITY;
+    while (cap < capacity && srng_capacity_ok(cap)) cap <<= 1;
+    return srng_capacity_ok(cap) ? cap : 0;
 }
 
-SHARED_RING_API size_t shared_ring_capacity_for(size_t max_message) {
-    size_t cap = SRNG_MIN_CAPACITY; /* size_t: on 32-bit, 2^31 << 1 is 0, which is refused */
+/* The smallest capacity whose messages may be max_message long, or 0. */
+static size_t srng_capacity_taking(size_t max_message) {
+    size_t cap = SRNG_MIN_CAPACITY;
     if (max_message > SRNG_MAX_MESSAGE_LIMIT) return 0;
-    while (srng_max_message_for(cap) < max_message) {
-        cap <<= 1;
-        if (!srng_capacity_ok(cap)) return 0;
-    }
+    while (cap != 0 && srng_max_message_for(cap) < max_message)
+        cap = srng_capacity_ok(cap << 1) ? cap << 1 : 0;
     return cap;
 }
 
-SHARED_RING_API size_t shared_ring_size_for(size_t max_message, size_t min_capacity) {
-    size_t cap = shared_ring_capacity_for(max_message);
-    while (cap != 0 && cap < min_capacity) {
-        cap <<= 1;
-        if (!srng_capacity_ok(cap)) return 0;
-    }
-    return cap != 0 ? shared_ring_region_size(cap) : 0;
+SHARED_RING_API size_t shared_ring_region_size(size_t capacity, size_t max_message) {
+    size_t cap;
+    if (capacity == 0 && max_message == 0) return 0;
+    cap = capacity != 0 ? srng_round_capacity(capacity) : srng_capacity_taking(max_message);
+    if (cap == 0 || max_message > srng_max_message_for(cap)) return 0;
+    return cap + SHARED_RING_HEADER_SIZE;
 }
 
 /* The largest supported capacity whose region fits in region_size, or 0.
@@ -2742,8 +2739,9 @@ static int srng_format_args(void *region, size_t region_size, size_t *capacity,
                             size_t *max_message) {
     if (region == SRNG_NULL) return SHARED_RING_ERR_ARG;
     if ((SRNG_PUN(uintptr_t, region) & 7u) != 0) return SHARED_RING_ERR_ALIGN;
-    if (*capacity == 0) *capacity = srng_capacity_fitting(region_size);
-    if (!srng_capacity_ok(*capacity) || region_size < shared_ring_region_size(*capacity))
+    *capacity = *capacity != 0 ? srng_round_capacity(*capacity) : srng_capacity_fitting(region_size);
+    if (*capacity == 0 || region_size < SHARED_RING_HEADER_SIZE ||
+        region_size - SHARED_RING_HEADER_SIZE < *capacity)
         return SHARED_RING_ERR_SIZE;
     if (*max_message == 0) *max_message = srng_max_message_for(*capacity);
     if (*max_message > srng_max_message_for(*capacity)) return SHARED_RING_ERR_ARG;
@@ -3174,8 +3172,8 @@ SRNG_INLINE void srng_finish(shared_ring_producer *p, unsigned char *payload, si
     if (p->cork_depth == 0 || p->write_pos - p->published >= p->cork_limit) srng_publish(p);
 }
 
-SHARED_RING_API int shared_ring_claim(shared_ring_producer *p, size_t len, uint64_t timeout_ns,
-                                      void **out) {
+SHARED_RING_API int shared_ring_claim(shared_ring_producer *p, size_t len, void **out,
+                                      uint64_t timeout_ns) {
     unsigned char *dst;
     int r;
     if (out != SRNG_NULL) *out = SRNG_NULL;

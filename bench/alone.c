@@ -155,7 +155,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: alone [SIZE 1..%u [REPS 1..%d]]\n", RING / 64, MAX_REPS);
         return 2;
     }
-    s.region_bytes = shared_ring_region_size(RING);
+    s.region_bytes = shared_ring_region_size(RING, 0);
     s.region = aligned_alloc(4096, s.region_bytes);
     s.buf = aligned_alloc(4096, RING);
     for (int i = 0; i < NSOURCES; i++) {

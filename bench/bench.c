@@ -509,7 +509,7 @@ static sample run_many(const config *cfg, size_t size, int use_rings) {
     m.size = size;
     m.use_rings = use_rings;
     /* The same bytes in all: four rings of a quarter each, or one queue. */
-    m.region_size = shared_ring_region_size(cfg->ring / MANY_PRODUCERS);
+    m.region_size = shared_ring_region_size(cfg->ring / MANY_PRODUCERS, 0);
     pthread_mutex_init(&m.lock, NULL);
     pthread_cond_init(&m.not_empty, NULL);
     pthread_cond_init(&m.not_full, NULL);
@@ -956,7 +956,7 @@ static void run_pingpong(void (*fn)(pingpong *), long iters, uint64_t *rtt) {
     pingpong *pp = calloc(1, sizeof *pp);
     pp->iters = iters;
     pp->rtt = rtt;
-    pp->region_size = shared_ring_region_size(1u << 16);
+    pp->region_size = shared_ring_region_size(1u << 16, 0);
     pp->regions[0] = aligned_alloc(4096, pp->region_size);
     pp->regions[1] = aligned_alloc(4096, pp->region_size);
     fn(pp);
@@ -1064,7 +1064,7 @@ static int dense_stamp(void *user, const void *data, size_t len) {
 static void run_dense(uint32_t trail_ns, long n, uint64_t *lat) {
     shared_ring_options o = SHARED_RING_OPTIONS_INIT;
     shared_ring_consumer c;
-    dense d = { NULL, shared_ring_region_size(1u << 20), n, 0, lat };
+    dense d = { NULL, shared_ring_region_size(1u << 20, 0), n, 0, lat };
     pthread_t t;
     o.trail_ns = trail_ns;
     d.region = aligned_alloc(4096, d.region_size);
@@ -1452,7 +1452,7 @@ static int parse_args(config *cfg, int argc, char **argv) {
         }
     }
     if (cfg->nsizes < 1 || cfg->reps < 1 || cfg->reps > MAX_REPS || cfg->seconds <= 0 ||
-        shared_ring_region_size(cfg->ring) == 0) {
+        shared_ring_region_size(cfg->ring, 0) == 0) {
         fprintf(stderr,
                 "bench: bad --sizes, --reps (1..%d), --seconds or --ring "
                 "(a power of two)\n",
@@ -1477,7 +1477,7 @@ int main(int argc, char **argv) {
     int runs = 0, total;
     if (parse_args(&cfg, argc, argv) != 0) return 2;
     active_cfg = &cfg;
-    shared_region_bytes = shared_ring_region_size(cfg.ring);
+    shared_region_bytes = shared_ring_region_size(cfg.ring, 0);
     shared_region = aligned_alloc(4096, shared_region_bytes);
     limit_buf = aligned_alloc(4096, cfg.ring);
     process_region = mmap(NULL, shared_region_bytes, PROT_READ | PROT_WRITE,

@@ -53,7 +53,7 @@ RUN_LOOP_ATTRIBUTES uint64_t run_loop(shared_ring_producer *p, shared_ring_consu
 int main(int argc, char **argv) {
     uint64_t messages = argc > 1 ? strtoull(argv[1], NULL, 10) : 1000000u;
     size_t size = argc > 2 ? (size_t)strtoull(argv[2], NULL, 10) : 64u;
-    size_t bytes = shared_ring_region_size(RING);
+    size_t bytes = shared_ring_region_size(RING, 0);
     void *region = aligned_alloc(4096, bytes);
     unsigned char msg[4096];
     static sink s;

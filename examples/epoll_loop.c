@@ -121,7 +121,7 @@ static void *producer_thread(void *arg) {
 }
 
 static int between_threads(void) {
-    size_t size = shared_ring_region_size(CAPACITY);
+    size_t size = shared_ring_region_size(CAPACITY, 0);
     void *region = aligned_alloc(128, size);
     int to_consumer = eventfd(0, EFD_NONBLOCK), to_producer = eventfd(0, EFD_NONBLOCK);
     thread_args a = { region, size, { to_producer, to_consumer }, 1 };
@@ -169,7 +169,7 @@ static int receive_fds(int sock, int fds[2]) {
 }
 
 static int between_processes(void) {
-    size_t size = shared_ring_region_size(CAPACITY);
+    size_t size = shared_ring_region_size(CAPACITY, 0);
     void *region = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     int sock[2], fds[2], status = 1, r;
     unsigned long sleeps = 0;

@@ -38,7 +38,7 @@ typedef struct end_frame {
    rest in place and commits. */
 static void *begin_command(shared_ring_producer *p, size_t size, cmd_tag tag, uint32_t frame) {
     void *dst;
-    if (shared_ring_claim(p, size, SHARED_RING_FOREVER, &dst) != SHARED_RING_OK) abort();
+    if (shared_ring_claim(p, size, &dst, SHARED_RING_FOREVER) != SHARED_RING_OK) abort();
     ((cmd_header *)dst)->tag = tag;
     ((cmd_header *)dst)->frame = frame;
     return dst;
@@ -64,14 +64,14 @@ static int execute(void *user, const void *data, size_t len) {
 static void *render_worker(void *region) {
     static worker_stats w;
     shared_ring_consumer c;
-    shared_ring_attach_consumer(&c, region, shared_ring_region_size(CAPACITY), NULL);
+    shared_ring_attach_consumer(&c, region, shared_ring_region_size(CAPACITY, 0), NULL);
     while (shared_ring_read(&c, execute, &w, SHARED_RING_FOREVER) >= 0) {
     }
     return &w;
 }
 
 int main(void) {
-    size_t size = shared_ring_region_size(CAPACITY);
+    size_t size = shared_ring_region_size(CAPACITY, 0);
     void *region = aligned_alloc(128, size);
     shared_ring_producer p;
     worker_stats *w;

@@ -24,7 +24,7 @@ static int log_printf(shared_ring_producer *p, const char *fmt, ...) {
     n = vsnprintf(NULL, 0, fmt, ap); /* the length, without writing */
     va_end(ap);
     r = n < 0 ? SHARED_RING_ERR_ARG
-              : shared_ring_claim(p, (size_t)n + 1, SHARED_RING_FOREVER, &dst);
+              : shared_ring_claim(p, (size_t)n + 1, &dst, SHARED_RING_FOREVER);
     if (r == SHARED_RING_OK) {
         vsnprintf((char *)dst, (size_t)n + 1, fmt, again); /* + 1: room for its NUL */
         r = shared_ring_commit(p, (size_t)n);              /* the NUL is not sent */
@@ -50,13 +50,13 @@ static int write_line(void *user, const void *data, size_t len) {
 static void *writer_thread(void *arg) {
     writer *w = (writer *)arg;
     shared_ring_consumer c;
-    shared_ring_attach_consumer(&c, w->region, shared_ring_region_size(CAPACITY), NULL);
+    shared_ring_attach_consumer(&c, w->region, shared_ring_region_size(CAPACITY, 0), NULL);
     while (shared_ring_read(&c, write_line, w, SHARED_RING_FOREVER) >= 0) fflush(w->out);
     return NULL;
 }
 
 int main(int argc, char **argv) {
-    size_t size = shared_ring_region_size(CAPACITY);
+    size_t size = shared_ring_region_size(CAPACITY, 0);
     writer w = { aligned_alloc(128, size), stderr, 0 };
     unsigned long requests = argc > 1 ? strtoul(argv[1], NULL, 10) : 1000, logged = 0;
     shared_ring_producer p;

@@ -56,7 +56,7 @@ int main(void) {
     unsigned long total = 0;
     for (i = 0; i < PRODUCERS; i++) {
         ring *r = &rings[i];
-        r->size = shared_ring_size_for(sizeof(message), 1 << 16);
+        r->size = shared_ring_region_size(1 << 16, sizeof(message));
         r->mem = aligned_alloc(128, r->size);
         r->id = (uint32_t)i;
         if (r->mem == NULL || shared_ring_format(r->mem, r->size, 0, sizeof(message)) != 0 ||

@@ -30,7 +30,7 @@ static int count(void *user, const void *data, size_t len) {
 }
 
 static int consume(const char *path) {
-    size_t size = shared_ring_region_size(CAPACITY);
+    size_t size = shared_ring_region_size(CAPACITY, 0);
     int fd = open(path, O_RDWR);
     void *mem = fd >= 0 ? map_fd(fd, size) : NULL;
     shared_ring_options o = shared_ring_default_options();
@@ -46,7 +46,7 @@ static int consume(const char *path) {
 }
 
 int main(int argc, char **argv) {
-    size_t size = shared_ring_region_size(CAPACITY);
+    size_t size = shared_ring_region_size(CAPACITY, 0);
     unsigned long total = argc > 1 ? strtoul(argv[1], NULL, 10) : 100000;
     shared_ring_producer p;
     char path[64];

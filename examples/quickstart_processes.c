@@ -14,7 +14,7 @@
 #define SECOND 1000000000ull
 
 static void *open_ring(shared_ring_shm *shm, shared_ring_options *o) {
-    size_t size = shared_ring_size_for(64, 1 << 20);
+    size_t size = shared_ring_region_size(1 << 20, 64);
     if (shared_ring_shm_open(shm, NAME, size, SECOND) != SHARED_RING_OK) return NULL;
     *o = shared_ring_default_options();
     o->region_fd = shm->fd; /* so the kernel tells a dead peer for certain */

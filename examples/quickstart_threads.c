@@ -12,7 +12,7 @@
 static void *producer(void *region) {
     shared_ring_producer p;
     char line[64];
-    shared_ring_attach_producer(&p, region, shared_ring_region_size(1 << 16), NULL);
+    shared_ring_attach_producer(&p, region, shared_ring_region_size(1 << 16, 0), NULL);
     for (int i = 0; i < 1000; i++) {
         snprintf(line, sizeof line, "message %d", i);
         shared_ring_write_str(&p, line, SHARED_RING_FOREVER); /* blocks if full */
@@ -28,7 +28,7 @@ static int on_message(void *user, const void *data, size_t len) {
 }
 
 int main(void) {
-    size_t size = shared_ring_region_size(1 << 16);
+    size_t size = shared_ring_region_size(1 << 16, 0);
     void *region = aligned_alloc(128, size);
     shared_ring_format(region, size, 1 << 16, 0); /* 0: default max message */
 

@@ -22,7 +22,7 @@ static int count_line(void *user, const void *data, size_t len) {
 
 int main(int argc, char **argv) {
     const char *name = argc > 1 ? argv[1] : "/shared_ring_demo";
-    size_t size = shared_ring_size_for(MAX_LINE, CAPACITY);
+    size_t size = shared_ring_region_size(CAPACITY, MAX_LINE);
     shared_ring_shm shm;
     shared_ring_options o = shared_ring_default_options();
     shared_ring_consumer c;

@@ -29,7 +29,7 @@ static int fail(const char *what, int r) {
 int main(int argc, char **argv) {
     const char *name = argc > 1 ? argv[1] : "/shared_ring_demo";
     unsigned long count = argc > 2 ? strtoul(argv[2], NULL, 10) : 100000, i;
-    size_t size = shared_ring_size_for(MAX_LINE, CAPACITY);
+    size_t size = shared_ring_region_size(CAPACITY, MAX_LINE);
     shared_ring_shm shm;
     shared_ring_options o = shared_ring_default_options();
     shared_ring_producer p;

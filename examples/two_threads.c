@@ -21,7 +21,7 @@ typedef struct sample {
 
 static void *producer(void *region) {
     shared_ring_producer p;
-    shared_ring_attach_producer(&p, region, shared_ring_region_size(CAPACITY), NULL);
+    shared_ring_attach_producer(&p, region, shared_ring_region_size(CAPACITY, 0), NULL);
     for (uint64_t seq = 0; seq < MESSAGES;) {
         shared_ring_cork(&p); /* batch: one publish at uncork */
         for (int i = 0; i < 64 && seq < MESSAGES; i++, seq++) {
@@ -49,7 +49,7 @@ static int on_sample(void *user, const void *data, size_t len) {
 }
 
 int main(void) {
-    size_t size = shared_ring_region_size(CAPACITY);
+    size_t size = shared_ring_region_size(CAPACITY, 0);
     void *region = aligned_alloc(128, size);
     shared_ring_consumer c;
     totals t = { 0, 0, 0.0 };

@@ -27,7 +27,7 @@ static int rounds = 50;
 
 static void *new_region(size_t *size) {
     void *mem;
-    *size = shared_ring_region_size(CAPACITY);
+    *size = shared_ring_region_size(CAPACITY, 0);
     mem = mmap(NULL, *size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (mem == MAP_FAILED) return NULL;
     if (shared_ring_format(mem, *size, CAPACITY, MAX_LEN) != SHARED_RING_OK) return NULL;
@@ -60,7 +60,7 @@ static void produce_forever(void *region, size_t size) {
             if (kind == 1) shared_ring_cork(&p);
             for (i = 0; i < batch; i++, seq++) {
                 len = message_len(seq, MAX_LEN);
-                if (shared_ring_claim(&p, len, SHARED_RING_FOREVER, &dst) != 0) _exit(5);
+                if (shared_ring_claim(&p, len, &dst, SHARED_RING_FOREVER) != 0) _exit(5);
                 /* Half-written claim: a kill here must never surface. */
                 memset(dst, 0xEE, len);
                 if (kind == 3) sleep_us(20);

@@ -22,7 +22,7 @@
 static void *map_file(const char *path, int create, size_t *size) {
     int fd = open(path, create ? O_RDWR | O_CREAT | O_TRUNC : O_RDWR, 0600);
     void *mem;
-    *size = shared_ring_region_size(CAPACITY);
+    *size = shared_ring_region_size(CAPACITY, 0);
     if (fd < 0 || (create && ftruncate(fd, (off_t)*size) != 0)) return NULL;
     mem = mmap(NULL, *size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     close(fd);
@@ -36,7 +36,7 @@ static int produce(void *mem, size_t size, uint64_t count) {
     for (seq = 0; seq < count; seq++) {
         size_t len = message_len(seq, MAX_LEN);
         void *dst;
-        if (shared_ring_claim(&p, len, 10000000000ull, &dst) != SHARED_RING_OK) return 3;
+        if (shared_ring_claim(&p, len, &dst, 10000000000ull) != SHARED_RING_OK) return 3;
         message_fill(seq, (unsigned char *)dst, len);
         shared_ring_commit(&p, len);
     }

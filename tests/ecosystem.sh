@@ -39,7 +39,7 @@ static int expect_hi(void *user, const void *data, size_t len) {
     return 0;
 }
 int main(void) {
-    size_t size = shared_ring_region_size(256);
+    size_t size = shared_ring_region_size(256, 0);
     void *mem = aligned_alloc(128, size);
     shared_ring_producer p;
     shared_ring_consumer c;

@@ -98,7 +98,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t n) {
     nops = in[2] % 64u;
     if (n < 3 + nops) return 0;
     ops = in + 3;
-    size = shared_ring_region_size(capacity);
+    size = shared_ring_region_size(capacity, 0);
     region = (unsigned char *)malloc(size);
     if (region == NULL) return 0;
     fuzz_region = region;

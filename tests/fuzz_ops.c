@@ -93,7 +93,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t n) {
     if (n < 1) return 0;
     memset(&m, 0, sizeof m);
     capacity = (size_t)64 << (in[0] % 7u);
-    size = shared_ring_region_size(capacity);
+    size = shared_ring_region_size(capacity, 0);
     region = (unsigned char *)malloc(size);
     if (region == NULL || shared_ring_format(region, size, capacity, 0) != SHARED_RING_OK) abort();
     if (shared_ring_attach_producer(&p, region, size, NULL) != SHARED_RING_OK) abort();
@@ -121,7 +121,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t n) {
         }
         case 2: { /* claim */
             void *dst;
-            r = shared_ring_claim(&p, len, 0, &dst);
+            r = shared_ring_claim(&p, len, &dst, 0);
             if (r == SHARED_RING_OK) {
                 fill_pattern((unsigned char *)dst, m.next_seq, len);
                 claim_open = 1;

@@ -29,7 +29,7 @@ static shared_ring_shm shm;
 
 static void fresh_region(void) {
     if (shm.region != NULL) shared_ring_shm_close(&shm);
-    if (shared_ring_shm_anonymous(&shm, shared_ring_region_size(CAPACITY)) != SHARED_RING_OK)
+    if (shared_ring_shm_anonymous(&shm, shared_ring_region_size(CAPACITY, 0)) != SHARED_RING_OK)
         abort();
     if (shared_ring_format(shm.region, shm.size, CAPACITY, 0) != SHARED_RING_OK) abort();
 }

@@ -35,7 +35,7 @@ static double now_ms(void) {
 
 static void fresh_region(void) {
     if (region != NULL) munmap(region, size);
-    size = shared_ring_region_size(CAPACITY);
+    size = shared_ring_region_size(CAPACITY, 0);
     region = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (region == MAP_FAILED) abort();
     if (shared_ring_format(region, size, CAPACITY, 0) != SHARED_RING_OK) abort();
@@ -400,7 +400,7 @@ TEST(pairs_started_in_any_order_over_a_stale_region_get_exactly_their_stream) {
 
 /* SET rings in one shared mapping, formatted. */
 static unsigned char *set_region(size_t *each) {
-    size_t one = shared_ring_region_size(CAPACITY), i;
+    size_t one = shared_ring_region_size(CAPACITY, 0), i;
     unsigned char *m =
         mmap(NULL, one * SET, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (m == MAP_FAILED) abort();

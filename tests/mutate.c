@@ -113,7 +113,7 @@ int main(int argc, char **argv) {
     shared_ring_consumer c;
     pthread_t t;
     o.spin_ns = 2000;
-    region_bytes = shared_ring_region_size(CAPACITY);
+    region_bytes = shared_ring_region_size(CAPACITY, 0);
     region = (unsigned char *)malloc(region_bytes); /* 16-aligned; 8 is required */
     if (region == NULL) return 1;
     shared_ring_format(region, region_bytes, CAPACITY, 0);
@@ -158,7 +158,7 @@ int main(int argc, char **argv) {
                          shared_ring_write(&p, (r >> 20) % 24, fill_some, NULL, timeout));
             break;
         case 6:
-            if (shared_ring_claim(&p, (r >> 20) % 24, timeout, &claim) == SHARED_RING_OK) {
+            if (shared_ring_claim(&p, (r >> 20) % 24, &claim, timeout) == SHARED_RING_OK) {
                 memset(claim, 'c', (r >> 20) % 24);
                 expect_known('p', "commit",
                              r & 1024 ? shared_ring_commit(&p, (r >> 30) % 24)

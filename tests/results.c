@@ -242,11 +242,11 @@ static int p_write_str(shared_ring_producer *p) { return shared_ring_write_str(p
 static int p_write_str_null(shared_ring_producer *p) { return shared_ring_write_str(p, NULL, 0); }
 static int p_claim(shared_ring_producer *p) {
     void *out;
-    int r = shared_ring_claim(p, 8, 0, &out);
+    int r = shared_ring_claim(p, 8, &out, 0);
     if (r == SHARED_RING_OK) shared_ring_abort(p);
     return r;
 }
-static int p_claim_null(shared_ring_producer *p) { return shared_ring_claim(p, 8, 0, NULL); }
+static int p_claim_null(shared_ring_producer *p) { return shared_ring_claim(p, 8, NULL, 0); }
 static int p_commit(shared_ring_producer *p) { return shared_ring_commit(p, 0); }
 static int p_commit_too_long(shared_ring_producer *p) { return shared_ring_commit(p, 1u << 20); }
 static int p_abort(shared_ring_producer *p) { return shared_ring_abort(p); }
@@ -353,7 +353,7 @@ static int run_producer_call(enum producer_state st, const producer_call *call) 
         pthread_join(t, NULL);
         return r;
     }
-    case P_CLAIM_OPEN: shared_ring_claim(&prod, 8, 0, &claim); break;
+    case P_CLAIM_OPEN: shared_ring_claim(&prod, 8, &claim, 0); break;
     case P_CORKED: shared_ring_cork(&prod); break;
     case P_CLOSED: shared_ring_close(&prod); break;
     case P_BROKEN:
@@ -546,7 +546,7 @@ static int run_consumer_call(enum consumer_state st, const consumer_call *call) 
     case C_PADDING_ONLY: /* an aborted claim at the wrap: padding, then nothing */
         shared_ring_write_bytes(&prod, buf, 3 * 200, 0);
         shared_ring_read_some(&cons, count_message, NULL);
-        shared_ring_claim(&prod, 400, 0, &claim);
+        shared_ring_claim(&prod, 400, &claim, 0);
         shared_ring_abort(&prod);
         shared_ring_flush(&prod);
         break;
@@ -660,7 +660,7 @@ TEST(format_and_attach_on_every_kind_of_region_return_documented_results) {
 TEST(shared_memory_helpers_return_documented_results) {
     char name[64], long_name[300];
     shared_ring_shm a, b;
-    size_t size = shared_ring_region_size(CAPACITY);
+    size_t size = shared_ring_region_size(CAPACITY, 0);
     snprintf(name, sizeof name, "/shared_ring_results_%d", (int)getpid());
     memset(long_name, 'x', sizeof long_name - 1);
     long_name[0] = '/';

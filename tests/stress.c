@@ -238,7 +238,7 @@ static int produce_one(shared_ring_producer *p, uint64_t seq, mode how) {
     }
     if (how == MODE_CORKED) {
         void *dst;
-        int r = shared_ring_claim(p, len, SHARED_RING_FOREVER, &dst);
+        int r = shared_ring_claim(p, len, &dst, SHARED_RING_FOREVER);
         if (r != SHARED_RING_OK) return r;
         message_fill(seq, (unsigned char *)dst, len);
         return shared_ring_commit(p, len);
@@ -335,7 +335,7 @@ static void consume_all(run *r) {
 /* A region both sides see: shared anonymous memory (inherited by fork). */
 static void *alloc_region(size_t *size) {
     void *mem;
-    *size = shared_ring_region_size(CAPACITY);
+    *size = shared_ring_region_size(CAPACITY, 0);
 #if HAVE_PROCESSES
     mem = mmap(NULL, *size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (mem == MAP_FAILED) return NULL;

@@ -26,7 +26,7 @@ static shared_ring_consumer cons;
 /* Format `cap` bytes (max message `max`), attach both sides with `opt`. */
 static void setup_opt(size_t cap, size_t max, const shared_ring_options *opt) {
     memset(region, 0xAB, sizeof region);
-    region_bytes = shared_ring_region_size(cap);
+    region_bytes = shared_ring_region_size(cap, 0);
     CHECK_EQ(shared_ring_format(region, region_bytes, cap, max), SHARED_RING_OK);
     CHECK_EQ(shared_ring_attach_producer(&prod, region, region_bytes, opt), SHARED_RING_OK);
     CHECK_EQ(shared_ring_attach_consumer(&cons, region, region_bytes, opt), SHARED_RING_OK);
@@ -98,26 +98,42 @@ static size_t fill_too_much(void *user, void *dst, size_t max_len) {
 /* ---- setup -------------------------------------------------------------- */
 
 TEST(region_size_is_capacity_plus_header) {
-    CHECK_EQ(shared_ring_region_size(1024), 1024 + SHARED_RING_HEADER_SIZE);
-    CHECK_EQ(shared_ring_region_size(64), 64 + SHARED_RING_HEADER_SIZE);
+    CHECK_EQ(shared_ring_region_size(1024, 0), 1024 + SHARED_RING_HEADER_SIZE);
+    CHECK_EQ(shared_ring_region_size(64, 0), 64 + SHARED_RING_HEADER_SIZE);
 }
 
-TEST(region_size_rejects_capacity_not_power_of_two_or_below_64) {
-    CHECK_EQ(shared_ring_region_size(0), 0);
-    CHECK_EQ(shared_ring_region_size(100), 0);
-    CHECK_EQ(shared_ring_region_size(32), 0);
+TEST(region_size_rounds_capacity_up_to_a_power_of_two_of_at_least_64) {
+    CHECK_EQ(shared_ring_region_size(100, 0), 128 + SHARED_RING_HEADER_SIZE);
+    CHECK_EQ(shared_ring_region_size(32, 0), 64 + SHARED_RING_HEADER_SIZE);
+    CHECK_EQ(shared_ring_region_size(1, 0), 64 + SHARED_RING_HEADER_SIZE);
 }
 
-TEST(capacity_for_gives_smallest_ring_that_fits_the_message) {
-    CHECK_EQ(shared_ring_capacity_for(0), 64);
-    CHECK_EQ(shared_ring_capacity_for(24), 64); /* 64/2 - 8 = 24 */
-    CHECK_EQ(shared_ring_capacity_for(25), 128);
-    CHECK_EQ(shared_ring_capacity_for(1000), 2048); /* 2048/2 - 8 = 1016 */
-    CHECK_EQ(shared_ring_capacity_for(1017), 4096);
+TEST(region_size_with_zero_capacity_takes_the_smallest_ring_for_the_message) {
+    CHECK_EQ(shared_ring_region_size(0, 24), 64 + SHARED_RING_HEADER_SIZE); /* 64/2 - 8 = 24 */
+    CHECK_EQ(shared_ring_region_size(0, 25), 128 + SHARED_RING_HEADER_SIZE);
+    CHECK_EQ(shared_ring_region_size(0, 1000), 2048 + SHARED_RING_HEADER_SIZE); /* 1016 */
+    CHECK_EQ(shared_ring_region_size(0, 1017), 4096 + SHARED_RING_HEADER_SIZE);
 }
 
-TEST(capacity_for_rejects_message_over_limit) {
-    CHECK_EQ(shared_ring_capacity_for((size_t)0x80000000u), 0);
+TEST(region_size_is_zero_when_no_ring_fits) {
+    CHECK_EQ(shared_ring_region_size(0, 0), 0);                   /* nothing asked */
+    CHECK_EQ(shared_ring_region_size(1024, 1024), 0);             /* above 1024/2 - 8 */
+    CHECK_EQ(shared_ring_region_size(0, (size_t)0x80000000u), 0); /* above any ring's limit */
+    CHECK_EQ(shared_ring_region_size(SIZE_MAX, 0), 0);            /* larger than any ring */
+}
+
+TEST(format_succeeds_on_the_bytes_region_size_gave_for_the_same_arguments) {
+    static const size_t cases[][2] = { { 1000, 0 }, { 0, 100 }, { 3000, 100 }, { 64, 24 } };
+    size_t i;
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        size_t size = shared_ring_region_size(cases[i][0], cases[i][1]);
+        CHECK(size != 0 && size <= REGION_MAX);
+        CHECK_EQ(shared_ring_format(region, size, cases[i][0], cases[i][1]), SHARED_RING_OK);
+        CHECK_EQ(shared_ring_prepare(region, size, cases[i][0], cases[i][1]), SHARED_RING_OK);
+        CHECK_EQ(shared_ring_format(region, size - 1, cases[i][0], cases[i][1]),
+                 cases[i][0] != 0 ? SHARED_RING_ERR_SIZE    /* too small for that ring */
+                                  : SHARED_RING_ERR_ARG); /* the next smaller ring's limit is below */
+    }
 }
 
 TEST(format_rejects_null_region) {
@@ -129,12 +145,13 @@ TEST(format_rejects_misaligned_region) {
 }
 
 TEST(format_rejects_region_smaller_than_needed) {
-    CHECK_EQ(shared_ring_format(region, shared_ring_region_size(1024) - 1, 1024, 0),
+    CHECK_EQ(shared_ring_format(region, shared_ring_region_size(1024, 0) - 1, 1024, 0),
              SHARED_RING_ERR_SIZE);
 }
 
-TEST(format_rejects_capacity_not_power_of_two) {
-    CHECK_EQ(shared_ring_format(region, REGION_MAX, 1000, 0), SHARED_RING_ERR_SIZE);
+TEST(format_rounds_capacity_up_to_a_power_of_two) {
+    CHECK_EQ(shared_ring_format(region, REGION_MAX, 1000, 0), SHARED_RING_OK);
+    CHECK_EQ(region_u64(8), 1024);
 }
 
 TEST(format_rejects_max_message_over_half_capacity) {
@@ -493,7 +510,7 @@ TEST(claim_gives_aligned_space_that_commit_publishes) {
     seen s;
     void *dst = NULL;
     setup(1024, 0);
-    CHECK_EQ(shared_ring_claim(&prod, 32, 0, &dst), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_claim(&prod, 32, &dst, 0), SHARED_RING_OK);
     CHECK(dst != NULL && (uintptr_t)dst % 8 == 0);
     memcpy(dst, "in place", 8);
     CHECK_EQ(drain(&s), SHARED_RING_EMPTY); /* nothing published before commit */
@@ -506,7 +523,7 @@ TEST(claim_gives_aligned_space_that_commit_publishes) {
 TEST(commit_larger_than_the_claim_fails_and_keeps_the_claim) {
     void *dst;
     setup(1024, 0);
-    CHECK_EQ(shared_ring_claim(&prod, 8, 0, &dst), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_claim(&prod, 8, &dst, 0), SHARED_RING_OK);
     CHECK_EQ(shared_ring_commit(&prod, 9), SHARED_RING_ERR_TOO_BIG);
     CHECK_EQ(shared_ring_commit(&prod, 8), SHARED_RING_OK);
 }
@@ -520,7 +537,7 @@ TEST(abort_drops_the_claim) {
     seen s;
     void *dst;
     setup(1024, 0);
-    CHECK_EQ(shared_ring_claim(&prod, 8, 0, &dst), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_claim(&prod, 8, &dst, 0), SHARED_RING_OK);
     CHECK_EQ(shared_ring_abort(&prod), SHARED_RING_OK);
     CHECK_EQ(shared_ring_flush(&prod), SHARED_RING_OK);
     CHECK_EQ(drain(&s), SHARED_RING_EMPTY);
@@ -530,16 +547,16 @@ TEST(abort_drops_the_claim) {
 TEST(writing_while_a_claim_is_open_is_a_state_error) {
     void *dst, *dst2;
     setup(1024, 0);
-    CHECK_EQ(shared_ring_claim(&prod, 8, 0, &dst), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_claim(&prod, 8, &dst, 0), SHARED_RING_OK);
     CHECK_EQ(shared_ring_write_bytes(&prod, "x", 1, 0), SHARED_RING_ERR_STATE);
-    CHECK_EQ(shared_ring_claim(&prod, 8, 0, &dst2), SHARED_RING_ERR_STATE);
+    CHECK_EQ(shared_ring_claim(&prod, 8, &dst2, 0), SHARED_RING_ERR_STATE);
     CHECK(dst2 == NULL);
     CHECK_EQ(shared_ring_close(&prod), SHARED_RING_ERR_STATE);
 }
 
 TEST(claim_with_null_out_is_an_argument_error) {
     setup(1024, 0);
-    CHECK_EQ(shared_ring_claim(&prod, 8, 0, NULL), SHARED_RING_ERR_ARG);
+    CHECK_EQ(shared_ring_claim(&prod, 8, NULL, 0), SHARED_RING_ERR_ARG);
 }
 
 TEST(cork_holds_publication_until_uncork) {
@@ -709,7 +726,7 @@ TEST(read_some_looks_past_trailing_padding_for_newer_messages) {
     shared_ring_write_bytes(&prod, big, 100, 0); /* [112, 224) */
     CHECK_EQ(drain(&s), 2);
     shared_ring_write_bytes(&prod, "c", 1, 0);                        /* [224, 240) */
-    CHECK_EQ(shared_ring_claim(&prod, 100, 0, &dst), SHARED_RING_OK); /* pads [240, 256) */
+    CHECK_EQ(shared_ring_claim(&prod, 100, &dst, 0), SHARED_RING_OK); /* pads [240, 256) */
     shared_ring_abort(&prod);
     shared_ring_flush(&prod); /* publishes the lone padding */
     memset(&s, 0, sizeof s);
@@ -762,7 +779,7 @@ TEST(every_producer_call_that_may_not_wait_says_full) {
     CHECK_EQ(shared_ring_write_bytes(&prod, buf, sizeof buf, 0), SHARED_RING_FULL);
     CHECK_EQ(shared_ring_write_str(&prod, "x", 0), SHARED_RING_FULL);
     CHECK_EQ(shared_ring_write(&prod, 8, fill_hello, NULL, 0), SHARED_RING_FULL);
-    CHECK_EQ(shared_ring_claim(&prod, 8, 0, &claim), SHARED_RING_FULL);
+    CHECK_EQ(shared_ring_claim(&prod, 8, &claim, 0), SHARED_RING_FULL);
 }
 
 TEST(wait_returns_ok_when_data_is_there) {
@@ -1035,7 +1052,7 @@ TEST(wait_is_not_ready_when_only_padding_was_published) {
     shared_ring_write_bytes(&prod, buf, 112, 0); /* [0, 120) */
     shared_ring_write_bytes(&prod, buf, 40, 0);  /* [120, 168) */
     CHECK_EQ(drain(&s), 2);
-    CHECK_EQ(shared_ring_claim(&prod, 100, 0, &dst), SHARED_RING_OK); /* pads [168, 256) */
+    CHECK_EQ(shared_ring_claim(&prod, 100, &dst, 0), SHARED_RING_OK); /* pads [168, 256) */
     CHECK_EQ(shared_ring_abort(&prod), SHARED_RING_OK);
     CHECK_EQ(shared_ring_flush(&prod), SHARED_RING_OK); /* publishes the padding alone */
     CHECK_EQ(shared_ring_wait(&cons, 0), SHARED_RING_EMPTY);
@@ -1670,7 +1687,7 @@ static void forge_record_256(uint64_t pos) { forge_record_at((size_t)(pos & 255u
    at `start`. */
 static void setup_256_at(uint64_t start) {
     memset(region, 0, sizeof region);
-    region_bytes = shared_ring_region_size(256);
+    region_bytes = shared_ring_region_size(256, 0);
     CHECK_EQ(shared_ring_format(region, region_bytes, 256, 0), SHARED_RING_OK);
     set_region_u64(128, start);
     set_region_u64(256, start);
@@ -2105,7 +2122,7 @@ TEST(a_consumer_waiting_after_peer_gone_gets_the_new_producers_message) {
 /* The consumer moves from this process to a child: the producer, which
    published to it without a fence, fences from its next publish on. */
 TEST(a_producer_fences_for_a_consumer_that_attached_from_another_process) {
-    size_t bytes = shared_ring_region_size(4096);
+    size_t bytes = shared_ring_region_size(4096, 0);
     unsigned char *mem =
         mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     shared_ring_producer p;
@@ -2185,7 +2202,7 @@ static int nested_write_str(shared_ring_producer *p) {
 }
 static int nested_claim(shared_ring_producer *p) {
     void *out;
-    return shared_ring_claim(p, 5, 0, &out);
+    return shared_ring_claim(p, 5, &out, 0);
 }
 static int nested_commit(shared_ring_producer *p) { return shared_ring_commit(p, 0); }
 static int nested_abort(shared_ring_producer *p) { return shared_ring_abort(p); }
@@ -2444,15 +2461,8 @@ TEST(arm_without_wait_hooks_is_a_state_error) {
 
 /* ---- sizing and usage ------------------------------------------------------ */
 
-TEST(size_for_gives_the_bytes_of_the_smallest_ring_that_fits) {
-    CHECK_EQ(shared_ring_size_for(100, 0), shared_ring_region_size(256)); /* 100 <= 256/2 - 8 */
-    CHECK_EQ(shared_ring_size_for(100, 5000), shared_ring_region_size(8192));
-    CHECK_EQ(shared_ring_size_for(0, 0), shared_ring_region_size(64));
-    CHECK_EQ(shared_ring_size_for(0x7FFFFFF9u, 0), 0); /* over the message limit */
-}
-
 TEST(format_with_zero_capacity_takes_the_largest_ring_that_fits) {
-    size_t size = shared_ring_size_for(100, 1000); /* a 1 KiB ring */
+    size_t size = shared_ring_region_size(1000, 100); /* a 1 KiB ring */
     CHECK_EQ(shared_ring_format(region, size + 700, 0, 100), SHARED_RING_OK);
     CHECK_EQ(region_u64(8), 1024);
     CHECK_EQ(region_u32(16), 100);
@@ -2739,13 +2749,14 @@ TEST(attach_wait_attaches_once_another_thread_formats) {
 int main(void) {
     printf("unit: waits use %s\n", shared_ring_wait_method());
     RUN(region_size_is_capacity_plus_header);
-    RUN(region_size_rejects_capacity_not_power_of_two_or_below_64);
-    RUN(capacity_for_gives_smallest_ring_that_fits_the_message);
-    RUN(capacity_for_rejects_message_over_limit);
+        RUN(region_size_rounds_capacity_up_to_a_power_of_two_of_at_least_64);
+    RUN(region_size_with_zero_capacity_takes_the_smallest_ring_for_the_message);
+    RUN(region_size_is_zero_when_no_ring_fits);
+    RUN(format_succeeds_on_the_bytes_region_size_gave_for_the_same_arguments);
     RUN(format_rejects_null_region);
     RUN(format_rejects_misaligned_region);
     RUN(format_rejects_region_smaller_than_needed);
-    RUN(format_rejects_capacity_not_power_of_two);
+    RUN(format_rounds_capacity_up_to_a_power_of_two);
     RUN(format_rejects_max_message_over_half_capacity);
     RUN(format_with_zero_max_message_allows_the_largest);
     RUN(format_writes_the_documented_header_bytes);
@@ -2904,7 +2915,6 @@ int main(void) {
     RUN(arm_with_a_message_waiting_says_ready_and_stays_unarmed);
     RUN(arm_after_the_stream_ended_says_closed);
     RUN(arm_without_wait_hooks_is_a_state_error);
-    RUN(size_for_gives_the_bytes_of_the_smallest_ring_that_fits);
     RUN(format_with_zero_capacity_takes_the_largest_ring_that_fits);
     RUN(usage_counts_used_and_free_bytes_from_both_sides);
     RUN(producer_usage_counts_corked_bytes_the_consumer_cannot_see_yet);

@@ -217,7 +217,7 @@ int main(int argc, char **argv) {
         printf("wakeup_hole: SKIPPED: the kernel has no membarrier GLOBAL_EXPEDITED\n");
         return 0;
     }
-    w.bytes = shared_ring_region_size(CAPACITY);
+    w.bytes = shared_ring_region_size(CAPACITY, 0);
     w.ping_mem = new_ring(w.bytes);
     w.answer_mem = new_ring(w.bytes);
     if (w.ping_mem == NULL || w.answer_mem == NULL) return 1;

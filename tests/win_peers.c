@@ -46,7 +46,7 @@ static void fresh_ring(int round) {
     if (shm.region != NULL) shared_ring_shm_close(&shm);
     snprintf(name, sizeof name, "Local\\shared_ring_win_peers_%lu_%d",
              (unsigned long)GetCurrentProcessId(), round);
-    if (shared_ring_shm_open(&shm, name, shared_ring_region_size(CAPACITY), 0) != 0) abort();
+    if (shared_ring_shm_open(&shm, name, shared_ring_region_size(CAPACITY, 0), 0) != 0) abort();
     if (shared_ring_format(shm.region, shm.size, CAPACITY, 0) != 0) abort();
 }
 

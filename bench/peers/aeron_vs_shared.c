@@ -116,7 +116,7 @@ static void *producer(void *arg) {
         src[i][0] = src[i][r->size - 1] = mark(i);
     }
     if (r->variant == V_SHARED)
-        shared_ring_attach_producer(&p, r->mem, shared_ring_region_size(RING), NULL);
+        shared_ring_attach_producer(&p, r->mem, shared_ring_region_size(RING, 0), NULL);
     barrier(r);
     double deadline = now_s() + r->seconds;
     for (;; n++) {
@@ -145,7 +145,7 @@ static void consume(run *r) {
     shared_ring_consumer c;
     pin(1);
     if (r->variant == V_SHARED)
-        shared_ring_attach_consumer(&c, r->mem, shared_ring_region_size(RING), NULL);
+        shared_ring_attach_consumer(&c, r->mem, shared_ring_region_size(RING, 0), NULL);
     barrier(r);
     r->t0 = now_s();
     if (r->variant == V_SHARED) {
@@ -175,7 +175,7 @@ static double throughput(int variant, size_t size, double seconds, void *mem) {
     r.seconds = seconds;
     r.mem = mem;
     if (variant == V_SHARED) {
-        shared_ring_format(mem, shared_ring_region_size(RING), RING, 0);
+        shared_ring_format(mem, shared_ring_region_size(RING, 0), RING, 0);
     } else {
         memset(mem, 0, RING + AERON_RB_TRAILER_LENGTH);
         if (aeron_spsc_rb_init(&r.rb, mem, RING + AERON_RB_TRAILER_LENGTH) != 0) exit(1);
@@ -232,8 +232,8 @@ static void *echo(void *arg) {
     unsigned char msg[PING];
     pin(1);
     if (pp->variant == V_SHARED) {
-        shared_ring_attach_consumer(&c, pp->mem[0], shared_ring_region_size(1u << 16), NULL);
-        shared_ring_attach_producer(&p, pp->mem[1], shared_ring_region_size(1u << 16), NULL);
+        shared_ring_attach_consumer(&c, pp->mem[0], shared_ring_region_size(1u << 16, 0), NULL);
+        shared_ring_attach_producer(&p, pp->mem[1], shared_ring_region_size(1u << 16, 0), NULL);
     }
     for (long i = 0; i < pp->iters; i++) {
         while (!receive_one(pp, &c, 0, msg)) {
@@ -255,7 +255,7 @@ static void latency(int variant, long iters, double *out) {
     shared_ring_producer p;
     shared_ring_consumer c;
     unsigned char msg[PING] = { 0 };
-    size_t bytes = shared_ring_region_size(1u << 16);
+    size_t bytes = shared_ring_region_size(1u << 16, 0);
     memset(&pp, 0, sizeof pp);
     pp.variant = variant;
     pp.iters = iters;
@@ -328,12 +328,12 @@ int main(int argc, char **argv) {
     int reps = argc > 1 ? atoi(argv[1]) : 5;
     double seconds = argc > 2 ? atof(argv[2]) : 0.4;
     static double rate[NV][NS][MAX_REPS];
-    void *mem = aligned_alloc(4096, shared_ring_region_size(RING) + 4096);
+    void *mem = aligned_alloc(4096, shared_ring_region_size(RING, 0) + 4096);
     if (reps < 1 || reps > MAX_REPS || seconds <= 0 || mem == NULL) {
         fprintf(stderr, "usage: aeron_vs_shared [REPS 1..%d] [SECONDS]\n", MAX_REPS);
         return 2;
     }
-    memset(mem, 0, shared_ring_region_size(RING) + 4096);
+    memset(mem, 0, shared_ring_region_size(RING, 0) + 4096);
     for (int r = 0; r < reps; r++)
         for (int s = 0; s < NS; s++)
             for (int v = 0; v < NV; v++) rate[v][s][r] = throughput(v, sizes[s], seconds, mem);

@@ -3,4 +3,4 @@
 #include "../../shared_ring.h"
 #include "../../shared_ring.h" /* the include guard makes this harmless */
 
-int main(void) { return shared_ring_region_size(1024) == 1024 + SHARED_RING_HEADER_SIZE ? 0 : 1; }
+int main(void) { return shared_ring_region_size(1024, 0) == 1024 + SHARED_RING_HEADER_SIZE ? 0 : 1; }
