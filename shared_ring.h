@@ -362,6 +362,13 @@
    SHARED_RING_DEFAULT_RECHECK_NS  global: the longest one sleep lasts
                                before the waiter looks again, woken or not
                                (250000000; 0: until woken or timed out).
+   SHARED_RING_DEFAULT_SPIN_MAX_NS global: the longest the spin grows to
+                               (400000).
+   SHARED_RING_DEFAULT_TRAIL_NS    global: how far shared_ring_read lets
+                               the producer run ahead in a dense stream, in
+                               ns (2000; 0: never).
+   SHARED_RING_DEFAULT_RESUME_PERCENT global: free % after which a producer
+                               that saw FULL goes on (50).
 
    Warnings. The whole header, implementation included, builds clean as C11
    with -Wall -Wextra -Wpedantic -Wconversion -Wshadow -Wstrict-prototypes;
@@ -472,25 +479,31 @@ typedef enum shared_ring_result {
 typedef void (*shared_ring_wait_fn)(void *user, void *addr, uint32_t expected, uint64_t timeout_ns);
 typedef void (*shared_ring_wake_fn)(void *user, void *addr);
 
-/* Attach-time tuning. Start from SHARED_RING_OPTIONS_INIT; passing NULL to an
-   attach function means exactly these defaults. */
+/* Attach-time tuning. Every field's zero means its default, so `{0}`, a
+   memset, SHARED_RING_OPTIONS_INIT and NULL all behave alike. Where zero
+   is a setting of its own (no spin, no hysteresis, no safety net), spell
+   it SHARED_RING_OFF. */
 typedef struct shared_ring_options {
-    uint32_t spin_ns;         /* spin this long (ns) before sleeping */
+    uint32_t spin_ns;         /* spin this long (ns) before sleeping
+                                 (default 50 us; OFF: sleep at once) */
     uint32_t resume_percent;  /* producer: after FULL, resume when this % of
-                                 the capacity is free (0..100; 0 = as soon as
-                                 the message fits, i.e. no hysteresis) */
+                                 the capacity is free (1..100, default 50;
+                                 OFF: as soon as the message fits) */
     uint32_t cork_limit;      /* producer: a corked batch is published once
-                                 it holds this many bytes (0: only at
-                                 uncork, flush, close or a wait) */
+                                 it holds this many bytes (default 64 KiB;
+                                 OFF: only at uncork, flush, close or a wait) */
     uint32_t recheck_ns;      /* a sleep lasts at most this long (ns) before
-                                 the waiter looks again, woken or not (0:
-                                 until woken or timed out); a safety net */
+                                 the waiter looks again, woken or not; a
+                                 safety net (default 250 ms; OFF: until
+                                 woken or timed out) */
     uint32_t trail_ns;        /* consumer: in a dense stream, shared_ring_read
                                  lets the producer get this far ahead (ns)
-                                 before reading (0: never; see "Trailing") */
+                                 before reading (default 2 us; OFF: never;
+                                 see "Trailing") */
     uint32_t spin_max_ns;     /* the spin may grow up to this long (ns) while
-                                 sleeps keep ending soon (at most spin_ns:
-                                 it never grows; see "Waiting") */
+                                 sleeps keep ending soon (default 400 us; at
+                                 most spin_ns, or OFF: it never grows; see
+                                 "Waiting") */
     shared_ring_wait_fn wait; /* both NULL: built-in OS waits */
     shared_ring_wake_fn wake;
     void *hook_user; /* passed to wait and wake */
@@ -508,8 +521,14 @@ typedef struct shared_ring_options {
    live process. */
 #define SHARED_RING_TAKE_BACK 1u
 
+/* A numeric option's zero setting (its field's 0 means the default). */
+#define SHARED_RING_OFF 0xFFFFFFFFu
+
 #ifndef SHARED_RING_DEFAULT_SPIN_NS
 #define SHARED_RING_DEFAULT_SPIN_NS 50000u
+#endif
+#ifndef SHARED_RING_DEFAULT_RESUME_PERCENT
+#define SHARED_RING_DEFAULT_RESUME_PERCENT 50u
 #endif
 #ifndef SHARED_RING_DEFAULT_CORK_LIMIT
 #define SHARED_RING_DEFAULT_CORK_LIMIT 65536u
@@ -532,7 +551,7 @@ typedef struct shared_ring_options {
 #endif
 /* clang-format off */
 #define SHARED_RING_OPTIONS_INIT                                                               \
-    { SHARED_RING_DEFAULT_SPIN_NS, 50u, SHARED_RING_DEFAULT_CORK_LIMIT,                        \
+    { SHARED_RING_DEFAULT_SPIN_NS, SHARED_RING_DEFAULT_RESUME_PERCENT, SHARED_RING_DEFAULT_CORK_LIMIT,                        \
       SHARED_RING_DEFAULT_RECHECK_NS, SHARED_RING_DEFAULT_TRAIL_NS,                            \
       SHARED_RING_DEFAULT_SPIN_MAX_NS, SHARED_RING_NULLPTR, SHARED_RING_NULLPTR,               \
       SHARED_RING_NULLPTR, 0u, 0 }
@@ -2570,14 +2589,33 @@ static uint64_t srng_next_attach_id(unsigned char *region) {
    us with the old geometry. The handle's magic is set by the caller last,
    so a failed attach leaves the handle unusable (and the caller gives the
    claim back with srng_release_side). */
+/* An option's value: 0 is its default, SHARED_RING_OFF its zero. */
+static uint32_t srng_setting(uint32_t given, uint32_t default_value) {
+    if (given == 0u) return default_value;
+    return given == SHARED_RING_OFF ? 0u : given;
+}
+
+/* The options as the handle uses them: NULL and every zero field are the
+   defaults, SHARED_RING_OFF is 0. */
+static shared_ring_options srng_resolve_options(const shared_ring_options *given) {
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
+    if (given == SRNG_NULL) return o;
+    o = *given;
+    o.spin_ns = srng_setting(o.spin_ns, SHARED_RING_DEFAULT_SPIN_NS);
+    o.resume_percent = srng_setting(o.resume_percent, SHARED_RING_DEFAULT_RESUME_PERCENT);
+    o.cork_limit = srng_setting(o.cork_limit, SHARED_RING_DEFAULT_CORK_LIMIT);
+    o.recheck_ns = srng_setting(o.recheck_ns, SHARED_RING_DEFAULT_RECHECK_NS);
+    o.trail_ns = srng_setting(o.trail_ns, SHARED_RING_DEFAULT_TRAIL_NS);
+    o.spin_max_ns = srng_setting(o.spin_max_ns, SHARED_RING_DEFAULT_SPIN_MAX_NS);
+    return o;
+}
+
 static int srng_attach_side(shared_ring_side *s, void *region, size_t region_size,
                             const shared_ring_options *opt, unsigned id_off) {
-    shared_ring_options defaults = SHARED_RING_OPTIONS_INIT;
     srng_geometry g;
     int r = srng_read_geometry(region, region_size, &g);
     s->lock_fd = -1;
     if (r != SHARED_RING_OK) return r;
-    if (opt == SRNG_NULL) opt = &defaults;
     if (opt->resume_percent > 100u || (opt->wait == SRNG_NULL) != (opt->wake == SRNG_NULL) ||
         (opt->flags & ~SHARED_RING_TAKE_BACK) != 0u)
         return SHARED_RING_ERR_ARG;
@@ -2892,7 +2930,7 @@ static uint64_t srng_find_end(const shared_ring_side *s, uint64_t write_pos, uin
 SHARED_RING_API int shared_ring_attach_producer(shared_ring_producer *p, void *region,
                                                 size_t region_size,
                                                 const shared_ring_options *opt) {
-    shared_ring_options o = opt != SRNG_NULL ? *opt : shared_ring_default_options();
+    shared_ring_options o = srng_resolve_options(opt);
     uint64_t end, rd;
     int r;
     if (p == SRNG_NULL) return SHARED_RING_ERR_ARG;
@@ -2937,11 +2975,12 @@ enum {
 SHARED_RING_API int shared_ring_attach_consumer(shared_ring_consumer *c, void *region,
                                                 size_t region_size,
                                                 const shared_ring_options *opt) {
+    shared_ring_options o = srng_resolve_options(opt);
     uint64_t rd, w;
     int r;
     if (c == SRNG_NULL) return SHARED_RING_ERR_ARG;
     memset(c, 0, sizeof *c);
-    r = srng_attach_side(&c->s, region, region_size, opt, SRNG_OFF_CONSUMER_ID);
+    r = srng_attach_side(&c->s, region, region_size, &o, SRNG_OFF_CONSUMER_ID);
     if (r != SHARED_RING_OK) return r;
     rd = SRNG_LOAD(srng_u64_at(c->s.region, SRNG_OFF_READ_POS), acquire);
     w = SRNG_LOAD(srng_u64_at(c->s.region, SRNG_OFF_WRITE_POS), acquire);
@@ -2951,7 +2990,7 @@ SHARED_RING_API int shared_ring_attach_consumer(shared_ring_consumer *c, void *r
     }
     c->read_pos = c->peek_pos = rd;
     c->write_cache = w;
-    c->trail_ns = opt != SRNG_NULL ? opt->trail_ns : SHARED_RING_DEFAULT_TRAIL_NS;
+    c->trail_ns = o.trail_ns;
     c->trial_gap = SRNG_TRIAL_FIRST;
     c->s.magic = SRNG_CONSUMER_MAGIC; /* nothing fails from here on */
     srng_announce_mode(&c->s, SRNG_OFF_CONSUMER_SLEEPING, SRNG_OFF_PRODUCER_SLEEPING);

@@ -1060,13 +1060,16 @@ static int dense_stamp(void *user, const void *data, size_t len) {
     return 0;
 }
 
+/* A trail of 0 here means none: SHARED_RING_OFF (0 would be the default). */
+static uint32_t off_if_zero(uint32_t v) { return v != 0 ? v : SHARED_RING_OFF; }
+
 /* n stamped messages read with this trail_ns; each one's wait at lat[]. */
 static void run_dense(uint32_t trail_ns, long n, uint64_t *lat) {
     shared_ring_options o = SHARED_RING_OPTIONS_INIT;
     shared_ring_consumer c;
     dense d = { NULL, shared_ring_region_size(1u << 20, 0), n, 0, lat };
     pthread_t t;
-    o.trail_ns = trail_ns;
+    o.trail_ns = off_if_zero(trail_ns);
     d.region = aligned_alloc(4096, d.region_size);
     shared_ring_format(d.region, d.region_size, 1u << 20, 0);
     shared_ring_attach_consumer(&c, d.region, d.region_size, &o);

@@ -419,7 +419,7 @@ TEST(wait_any_sleeps_on_rings_whose_producers_are_other_processes_and_loses_noth
     pid_t kids[SET];
     int i, open = SET, bad = 0;
     uint64_t sleeps = 0;
-    o.spin_ns = 0; /* sleep at once: every wake-up crosses processes */
+    o.spin_ns = SHARED_RING_OFF; /* sleep at once: every wake-up crosses processes */
     for (i = 0; i < SET; i++) {
         kids[i] = harness_fork();
         if (kids[i] == 0) {

@@ -74,7 +74,7 @@ static void nap_ms(long ms) { nanosleep(&(struct timespec){ 0, ms * 1000000L }, 
 
 static shared_ring_options options_of(const flavour *f) {
     shared_ring_options o = SHARED_RING_OPTIONS_INIT;
-    o.spin_ns = 0; /* sleep at once */
+    o.spin_ns = SHARED_RING_OFF; /* sleep at once */
     if (f->hooks) {
         o.wait = cond_wait;
         o.wake = cond_wake;

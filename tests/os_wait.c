@@ -108,8 +108,8 @@ static shared_ring_consumer cons;
 
 static void setup(void) {
     shared_ring_options o = SHARED_RING_OPTIONS_INIT;
-    o.recheck_ns = 0; /* these tests look at the raw timeouts the OS is given */
-    o.spin_ns = 0;    /* straight to the futex */
+    o.recheck_ns = SHARED_RING_OFF; /* these tests look at the raw timeouts the OS is given */
+    o.spin_ns = SHARED_RING_OFF;    /* straight to the futex */
     CHECK_EQ(shared_ring_format(region, sizeof region, 1024, 0), SHARED_RING_OK);
     CHECK_EQ(shared_ring_attach_producer(&prod, region, sizeof region, &o), SHARED_RING_OK);
     CHECK_EQ(shared_ring_attach_consumer(&cons, region, sizeof region, &o), SHARED_RING_OK);
@@ -193,7 +193,7 @@ TEST(failing_futex_wait_still_sees_data_within_a_nap) {
    wait must end, not sleep for "timeout - elapsed" wrapped to 584 years. */
 TEST(wait_already_past_its_timeout_after_spinning_times_out_at_once) {
     shared_ring_options o = SHARED_RING_OPTIONS_INIT;
-    o.recheck_ns = 0; /* these tests look at the raw timeouts the OS is given */
+    o.recheck_ns = SHARED_RING_OFF; /* these tests look at the raw timeouts the OS is given */
     setup();
     o.spin_ns = 2000;
     o.flags = SHARED_RING_TAKE_BACK; /* over setup's handle, one per side */

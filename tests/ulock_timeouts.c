@@ -20,8 +20,8 @@ static shared_ring_consumer cons;
 
 static void setup(void) {
     shared_ring_options o = SHARED_RING_OPTIONS_INIT;
-    o.recheck_ns = 0; /* these tests look at the raw timeouts the OS is given */
-    o.spin_ns = 0;
+    o.recheck_ns = SHARED_RING_OFF; /* these tests look at the raw timeouts the OS is given */
+    o.spin_ns = SHARED_RING_OFF;
     CHECK_EQ(shared_ring_format(region, sizeof region, 1024, 0), SHARED_RING_OK);
     CHECK_EQ(shared_ring_attach_producer(&prod, region, sizeof region, &o), SHARED_RING_OK);
     CHECK_EQ(shared_ring_attach_consumer(&cons, region, sizeof region, &o), SHARED_RING_OK);

@@ -41,6 +41,9 @@ static const shared_ring_options *taking_back(void) {
     return &o;
 }
 
+/* In these tests a 0 passed for a time means "none": SHARED_RING_OFF. */
+static uint32_t off_if_zero(uint32_t v) { return v != 0 ? v : SHARED_RING_OFF; }
+
 static uint64_t region_u64(size_t off) {
     uint64_t v;
     memcpy(&v, region + off, sizeof v);
@@ -134,6 +137,96 @@ TEST(format_succeeds_on_the_bytes_region_size_gave_for_the_same_arguments) {
                  cases[i][0] != 0 ? SHARED_RING_ERR_SIZE    /* too small for that ring */
                                   : SHARED_RING_ERR_ARG); /* the next smaller ring's limit is below */
     }
+}
+
+/* ---- options: zero means the default ------------------------------------------ */
+
+/* Attach both sides with `o` (a fresh ring) and keep the handles. */
+static void attach_both_with(const shared_ring_options *o) { setup_opt(1024, 0, o); }
+
+TEST(zeroed_options_memset_options_init_and_null_attach_alike) {
+    shared_ring_producer by_null_p;
+    shared_ring_consumer by_null_c;
+    shared_ring_options zeroed = { 0 }, init = SHARED_RING_OPTIONS_INIT, set;
+    const shared_ring_options *ways[3] = { &zeroed, &init, &set };
+    int i;
+    memset(&set, 0, sizeof set);
+    attach_both_with(NULL);
+    by_null_p = prod;
+    by_null_c = cons;
+    for (i = 0; i < 3; i++) {
+        attach_both_with(ways[i]);
+        CHECK_EQ(prod.s.spin_ns, by_null_p.s.spin_ns);
+        CHECK_EQ(prod.s.spin_max, by_null_p.s.spin_max);
+        CHECK_EQ(prod.s.recheck_ns, by_null_p.s.recheck_ns);
+        CHECK_EQ(prod.resume_free, by_null_p.resume_free);
+        CHECK_EQ(prod.cork_limit, by_null_p.cork_limit);
+        CHECK_EQ(cons.trail_ns, by_null_c.trail_ns);
+        CHECK_EQ(cons.s.spin_ns, by_null_c.s.spin_ns);
+    }
+}
+
+TEST(a_zero_spin_ns_is_the_default_spin_and_off_sleeps_at_once) {
+    shared_ring_options o = { 0 };
+    attach_both_with(&o);
+    CHECK_EQ(cons.s.spin_ns, SHARED_RING_DEFAULT_SPIN_NS);
+    o.spin_ns = SHARED_RING_OFF;
+    attach_both_with(&o);
+    CHECK_EQ(cons.s.spin_ns, 0);
+}
+
+TEST(a_zero_resume_percent_is_half_the_ring_and_off_resumes_when_it_fits) {
+    shared_ring_options o = { 0 };
+    attach_both_with(&o);
+    CHECK_EQ(prod.resume_free, 1024 / 2);
+    o.resume_percent = SHARED_RING_OFF;
+    attach_both_with(&o);
+    CHECK_EQ(prod.resume_free, 0);
+}
+
+TEST(a_zero_cork_limit_is_64_kib_and_off_holds_a_batch_until_uncork) {
+    shared_ring_options o = { 0 };
+    attach_both_with(&o);
+    CHECK_EQ(prod.cork_limit, SHARED_RING_DEFAULT_CORK_LIMIT);
+    o.cork_limit = SHARED_RING_OFF;
+    attach_both_with(&o);
+    CHECK_EQ(prod.cork_limit, UINT64_MAX);
+}
+
+TEST(a_zero_recheck_ns_is_the_safety_net_and_off_sleeps_until_woken) {
+    shared_ring_options o = { 0 };
+    attach_both_with(&o);
+    CHECK_EQ(cons.s.recheck_ns, SHARED_RING_DEFAULT_RECHECK_NS);
+    o.recheck_ns = SHARED_RING_OFF;
+    attach_both_with(&o);
+    CHECK_EQ(cons.s.recheck_ns, 0);
+}
+
+TEST(a_zero_trail_ns_trails_2_us_and_off_never_trails) {
+    shared_ring_options o = { 0 };
+    attach_both_with(&o);
+    CHECK_EQ(cons.trail_ns, SHARED_RING_DEFAULT_TRAIL_NS);
+    o.trail_ns = SHARED_RING_OFF;
+    attach_both_with(&o);
+    CHECK_EQ(cons.trail_ns, 0);
+}
+
+TEST(a_zero_spin_max_ns_lets_the_spin_grow_and_off_keeps_it_fixed) {
+    shared_ring_options o = { 0 };
+    attach_both_with(&o);
+    CHECK_EQ(cons.s.spin_max, SHARED_RING_DEFAULT_SPIN_MAX_NS);
+    o.spin_max_ns = SHARED_RING_OFF;
+    attach_both_with(&o);
+    CHECK_EQ(cons.s.spin_max, 0); /* below spin_ns: never grows */
+}
+
+TEST(zero_hooks_flags_and_region_fd_mean_os_waits_one_handle_and_no_lock) {
+    shared_ring_producer second;
+    shared_ring_options o = { 0 };
+    attach_both_with(&o);
+    CHECK(prod.s.wait == NULL && prod.s.wake == NULL);
+    CHECK_EQ(prod.s.lock_fd, -1);
+    CHECK_EQ(shared_ring_attach_producer(&second, region, region_bytes, &o), SHARED_RING_ERR_BUSY);
 }
 
 TEST(format_rejects_null_region) {
@@ -433,7 +526,7 @@ TEST(zero_resume_percent_resumes_as_soon_as_the_message_fits) {
     char buf[100] = { 0 };
     shared_ring_message m;
     shared_ring_options o = SHARED_RING_OPTIONS_INIT;
-    o.resume_percent = 0;
+    o.resume_percent = SHARED_RING_OFF;
     setup_opt(256, 0, &o);
     while (shared_ring_write_bytes(&prod, buf, 56, 0) == SHARED_RING_OK) {
     }
@@ -800,7 +893,7 @@ TEST(sleeping_consumer_is_woken_by_a_write) {
     pthread_t t;
     shared_ring_stats st = { 0 };
     shared_ring_options o = SHARED_RING_OPTIONS_INIT;
-    o.spin_ns = 0;
+    o.spin_ns = SHARED_RING_OFF;
     setup_opt(1024, 0, &o);
     pthread_create(&t, NULL, write_later, NULL);
     CHECK_EQ(shared_ring_wait(&cons, 10000000000ULL), SHARED_RING_OK);
@@ -832,7 +925,7 @@ TEST(blocked_producer_is_woken_when_the_consumer_frees_space) {
     char buf[56] = { 0 };
     shared_ring_stats st = { 0 };
     shared_ring_options o = SHARED_RING_OPTIONS_INIT;
-    o.spin_ns = 0;
+    o.spin_ns = SHARED_RING_OFF;
     setup_opt(256, 0, &o);
     pthread_create(&t, NULL, drain_later, &total);
     for (i = 0; i < 8; i++)
@@ -889,7 +982,7 @@ static void counting_wake(void *user, void *addr) {
 TEST(wait_hooks_replace_the_os_primitives) {
     pthread_t t;
     shared_ring_options o = SHARED_RING_OPTIONS_INIT;
-    o.spin_ns = 0;
+    o.spin_ns = SHARED_RING_OFF;
     o.wait = counting_wait;
     o.wake = counting_wake;
     wait_hook_calls = wake_hook_calls = 0;
@@ -1023,7 +1116,7 @@ TEST(zero_cork_limit_holds_the_batch_until_uncork) {
     char buf[56] = { 0 };
     int i;
     shared_ring_options o = SHARED_RING_OPTIONS_INIT;
-    o.cork_limit = 0;
+    o.cork_limit = SHARED_RING_OFF;
     setup_opt(1024, 0, &o);
     shared_ring_cork(&prod);
     for (i = 0; i < 15; i++) shared_ring_write_bytes(&prod, buf, sizeof buf, 0);
@@ -1127,7 +1220,7 @@ static void ignoring_wake(void *user, void *addr) {
 /* A 1 KiB ring whose waits go through timing_wait, spinning spin_ns first. */
 static void setup_with_timing_hooks(uint32_t spin_ns) {
     shared_ring_options o = SHARED_RING_OPTIONS_INIT;
-    o.spin_ns = spin_ns;
+    o.spin_ns = off_if_zero(spin_ns);
     o.wait = timing_wait;
     o.wake = ignoring_wake;
     wait_hook_first_call_ns_set = 0;
@@ -1160,7 +1253,7 @@ TEST(forever_wait_looks_again_within_recheck_ns_when_no_wake_up_comes) {
     pthread_t t;
     uint64_t start, took;
     seen s;
-    o.spin_ns = 0;
+    o.spin_ns = SHARED_RING_OFF;
     o.recheck_ns = 100000000; /* 100 ms */
     setup_opt(1024, 0, &o);
     pthread_create(&t, NULL, publish_without_waking_after_20ms, NULL);
@@ -1184,7 +1277,7 @@ TEST(a_wake_up_that_comes_is_not_counted_late) {
     shared_ring_options o = SHARED_RING_OPTIONS_INIT;
     shared_ring_stats st = { 0 };
     pthread_t t;
-    o.spin_ns = 0;
+    o.spin_ns = SHARED_RING_OFF;
     o.recheck_ns = 1000000000; /* 1 s */
     setup_opt(1024, 0, &o);
     pthread_create(&t, NULL, write_later, NULL);
@@ -1198,7 +1291,7 @@ TEST(a_wake_up_that_comes_is_not_counted_late) {
 TEST(recheck_ns_cuts_a_long_sleep_into_shorter_ones) {
     shared_ring_options o = SHARED_RING_OPTIONS_INIT;
     shared_ring_stats st = { 0 };
-    o.spin_ns = 0;
+    o.spin_ns = SHARED_RING_OFF;
     o.recheck_ns = 10000000; /* 10 ms */
     setup_opt(1024, 0, &o);
     CHECK_EQ(shared_ring_wait(&cons, 100000000), SHARED_RING_TIMEOUT);
@@ -1269,8 +1362,8 @@ static uint64_t consumer_spin_now(void) {
 
 static void setup_adaptive(uint32_t spin_ns, uint32_t spin_max_ns) {
     shared_ring_options o = SHARED_RING_OPTIONS_INIT;
-    o.spin_ns = spin_ns;
-    o.spin_max_ns = spin_max_ns;
+    o.spin_ns = off_if_zero(spin_ns);
+    o.spin_max_ns = off_if_zero(spin_max_ns);
     setup_opt(1024, 0, &o);
 }
 
@@ -1396,7 +1489,7 @@ static uint64_t trials_reading_paced(uint32_t trail_ns, paced_writer w, int earl
     shared_ring_stats st = { 0 };
     pthread_t t;
     seen s;
-    o.trail_ns = trail_ns;
+    o.trail_ns = off_if_zero(trail_ns);
     setup_opt(4096, 0, &o);
     memset(&s, 0, sizeof s);
     pthread_create(&t, NULL, write_paced, &w);
@@ -1474,7 +1567,7 @@ TEST(a_read_that_times_out_ends_a_run_of_quick_waits) {
 /* Three one-byte messages (16-byte records at 0, 16, 32), read while trailing. */
 static void setup_trailing_three(uint32_t trail_ns) {
     shared_ring_options o = SHARED_RING_OPTIONS_INIT;
-    o.trail_ns = trail_ns;
+    o.trail_ns = off_if_zero(trail_ns);
     setup_opt(4096, 0, &o);
     CHECK_EQ(shared_ring_write_bytes(&prod, "a", 1, 0), SHARED_RING_OK);
     CHECK_EQ(shared_ring_write_bytes(&prod, "b", 1, 0), SHARED_RING_OK);
@@ -1943,8 +2036,8 @@ TEST(a_sleeper_that_is_not_the_publishers_fenceless_peer_looks_again_every_slice
     shared_ring_options o = SHARED_RING_OPTIONS_INIT;
     pthread_t t;
     uint64_t start, took;
-    o.spin_ns = 0;
-    o.recheck_ns = 0;
+    o.spin_ns = SHARED_RING_OFF;
+    o.recheck_ns = SHARED_RING_OFF;
     setup_opt(1024, 0, &o);
     set_region_u64(536, region_u64(792) + 7); /* fenceless for someone else */
     pthread_create(&t, NULL, publish_without_waking_after_20ms, NULL);
@@ -2023,7 +2116,7 @@ TEST(a_producer_blocked_forever_hears_peer_gone_when_the_consumer_detaches) {
     shared_ring_options o = SHARED_RING_OPTIONS_INIT;
     pthread_t t;
     char buf[64] = { 0 };
-    o.spin_ns = 0;
+    o.spin_ns = SHARED_RING_OFF;
     setup_opt(1024, 0, &o);
     fill_ring();
     pthread_create(&t, NULL, detach_consumer_after_30ms, NULL);
@@ -2036,7 +2129,7 @@ TEST(a_consumer_hears_the_messages_then_peer_gone_when_the_producer_detaches) {
     shared_ring_options o = SHARED_RING_OPTIONS_INIT;
     pthread_t t;
     seen s;
-    o.spin_ns = 0;
+    o.spin_ns = SHARED_RING_OFF;
     setup_opt(1024, 0, &o);
     memset(&s, 0, sizeof s);
     pthread_create(&t, NULL, write_two_then_detach_after_30ms, NULL);
@@ -2053,7 +2146,7 @@ TEST(a_consumer_hears_the_messages_then_peer_gone_when_the_producer_detaches) {
 static void setup_with_peer_gone_said(void) {
     shared_ring_options o = SHARED_RING_OPTIONS_INIT;
     seen s;
-    o.spin_ns = 0;
+    o.spin_ns = SHARED_RING_OFF;
     setup_opt(1024, 0, &o);
     CHECK_EQ(shared_ring_detach_producer(&prod), SHARED_RING_OK);
     CHECK_EQ(shared_ring_read(&cons, record_message, &s, SHARED_RING_FOREVER),
@@ -2320,7 +2413,7 @@ static void wake_hook_calling_back(void *user, void *addr) {
 
 TEST(calls_inside_wait_and_wake_hooks_are_state_errors) {
     shared_ring_options o = SHARED_RING_OPTIONS_INIT;
-    o.spin_ns = 0;
+    o.spin_ns = SHARED_RING_OFF;
     o.wait = wait_hook_calling_back;
     o.wake = wake_hook_calling_back;
     setup_opt(1024, 0, &o);
@@ -2361,7 +2454,7 @@ TEST(producer_blocked_forever_is_woken_when_the_consumer_finds_corruption) {
     int result = 1, i;
     uint32_t *producer_sleeping = (uint32_t *)(void *)(region + 512);
     shared_ring_options o = SHARED_RING_OPTIONS_INIT;
-    o.spin_ns = 0;
+    o.spin_ns = SHARED_RING_OFF;
     setup_opt(1024, 0, &o);
     pthread_create(&t, NULL, write_forever, &result);
     for (i = 0; i < 200 && __atomic_load_n(producer_sleeping, __ATOMIC_ACQUIRE) == 0; i++)
@@ -2546,8 +2639,8 @@ static shared_ring_consumer *set[SET_RINGS];
 static void setup_set_spin(size_t n, uint32_t spin_ns, uint32_t spin_max_ns) {
     shared_ring_options o = SHARED_RING_OPTIONS_INIT;
     size_t i;
-    o.spin_ns = spin_ns;
-    o.spin_max_ns = spin_max_ns;
+    o.spin_ns = off_if_zero(spin_ns);
+    o.spin_max_ns = off_if_zero(spin_max_ns);
     for (i = 0; i < n; i++) {
         CHECK_EQ(shared_ring_format(set_regions[i], sizeof set_regions[i], SET_CAP, 0),
                  SHARED_RING_OK);
@@ -2753,6 +2846,14 @@ int main(void) {
     RUN(region_size_with_zero_capacity_takes_the_smallest_ring_for_the_message);
     RUN(region_size_is_zero_when_no_ring_fits);
     RUN(format_succeeds_on_the_bytes_region_size_gave_for_the_same_arguments);
+    RUN(zeroed_options_memset_options_init_and_null_attach_alike);
+    RUN(a_zero_spin_ns_is_the_default_spin_and_off_sleeps_at_once);
+    RUN(a_zero_resume_percent_is_half_the_ring_and_off_resumes_when_it_fits);
+    RUN(a_zero_cork_limit_is_64_kib_and_off_holds_a_batch_until_uncork);
+    RUN(a_zero_recheck_ns_is_the_safety_net_and_off_sleeps_until_woken);
+    RUN(a_zero_trail_ns_trails_2_us_and_off_never_trails);
+    RUN(a_zero_spin_max_ns_lets_the_spin_grow_and_off_keeps_it_fixed);
+    RUN(zero_hooks_flags_and_region_fd_mean_os_waits_one_handle_and_no_lock);
     RUN(format_rejects_null_region);
     RUN(format_rejects_misaligned_region);
     RUN(format_rejects_region_smaller_than_needed);

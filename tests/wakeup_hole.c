@@ -223,8 +223,8 @@ int main(int argc, char **argv) {
     if (w.ping_mem == NULL || w.answer_mem == NULL) return 1;
     quick.spin_ns = 1; /* the consumer goes to sleep at once */
     quick.spin_max_ns = 1;
-    quick.recheck_ns = 0; /* no safety net: a lost wake-up hangs */
-    quick.trail_ns = 0;
+    quick.recheck_ns = SHARED_RING_OFF; /* no safety net: a lost wake-up hangs */
+    quick.trail_ns = SHARED_RING_OFF;
     patient = quick;
     patient.spin_ns = 100000000; /* the answerer spins on pings: precise delays */
     patient.spin_max_ns = 100000000;
