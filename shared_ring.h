@@ -1031,6 +1031,15 @@ SHARED_RING_API size_t shared_ring_consumer_max_message(const shared_ring_consum
    never blocks; never NULL. */
 SHARED_RING_API const char *shared_ring_result_string(int result);
 
+/* Why this thread's last refused call was refused, naming the rule and the
+   numbers involved, for the refusals a code alone does not explain: the
+   sizes and limits of region_size (when it returns 0), format, prepare and
+   attach; shm_open's ERR_SIZE and ERR_ACCESS; arm's ERR_STATE; a write
+   after this producer's own close. Read it right after such a result
+   (other calls leave it as it is, like errno). Either side; never blocks;
+   never NULL ("" before any such refusal). */
+SHARED_RING_API const char *shared_ring_why(void);
+
 /* How this build sleeps and wakes: "futex", "WaitOnAddress", "Sleep",
    "ulock", "naps" (short sleeps) or "spin" (SHARED_RING_NO_OS_WAIT). Wait hooks given
    at attach replace it per handle. Either side; never blocks. */
@@ -1070,7 +1079,8 @@ typedef struct shared_ring_shm {
    or other mode, another user's object within it too): another user's
    object could read or inject messages. Either side. *shm is zeroed (fd
    -1) on failure.
-   Returns: OK; TIMEOUT (not there, or not sized, in time); ERR_SIZE (it
+   Returns: OK; TIMEOUT (not there, or not sized, in time); NOT_FORMATTED
+   (timeout_ns 0, and not there or not sized yet); ERR_SIZE (it
    exists with another size); ERR_ACCESS (another user's, or open wider
    than SHARED_RING_SHM_MODE); ERR_ARG (shm or name NULL, name too long);
    ERR_SYSTEM (the OS refused: errno or GetLastError says why). */
@@ -1240,6 +1250,42 @@ SRNG_STATIC_ASSERT(SRNG_OFF_PRODUCER_ID % 128 == 0 && SRNG_OFF_CONSUMER_ID % 128
                        SRNG_OFF_CONSUMER_ID + 128 <= SHARED_RING_HEADER_SIZE,
                    "each identity in a block of its own, inside the header");
 SRNG_STATIC_ASSERT(SHARED_RING_HEADER_SIZE % 128 == 0, "data area on a line pair");
+
+/* ---- why a call was refused (shared_ring_why) ----------------------------- */
+#if defined(__cplusplus)
+#define SRNG_THREAD_LOCAL thread_local
+#elif defined(_MSC_VER)
+#define SRNG_THREAD_LOCAL __declspec(thread)
+#else
+#define SRNG_THREAD_LOCAL _Thread_local
+#endif
+static SRNG_THREAD_LOCAL char srng_why_text[200];
+
+/* Say why and return `result`: `why` with each %u replaced by the next of
+   the numbers in decimal, each %o in octal. Error paths only; no stdio
+   (size_t's printf letter is not every C library's). */
+static int srng_explain(int result, const char *why, uint64_t n0, uint64_t n1, uint64_t n2) {
+    const uint64_t n[3] = { n0, n1, n2 };
+    char digits[24];
+    size_t at = 0, next = 0;
+    for (; *why != 0 && at + sizeof digits < sizeof srng_why_text; why++) {
+        if (why[0] == '%' && (why[1] == 'u' || why[1] == 'o') && next < 3) {
+            unsigned base = why[1] == 'u' ? 10u : 8u, k = 0;
+            uint64_t x = n[next++];
+            do digits[k++] = SRNG_CAST(char, '0' + x % base);
+            while ((x /= base) != 0);
+            while (k > 0) srng_why_text[at++] = digits[--k];
+            why++;
+        } else {
+            srng_why_text[at++] = *why;
+        }
+    }
+    srng_why_text[at] = 0;
+    return result;
+}
+#define srng_refuse(result, why) srng_explain(result, why, 0, 0, 0)
+
+SHARED_RING_API const char *shared_ring_why(void) { return srng_why_text; }
 
 /* SRNG_COLD: an error path kept out of line, so that inlining it does not
    use up the budget that the hot path's callers need (it cost 8
@@ -2120,9 +2166,15 @@ static int srng_claim(unsigned char *region, unsigned id_off, uint32_t flags, in
         uint64_t cur = SRNG_LOAD(word, acquire);
         /* A handle of this process is one too: one handle per side. */
         if (cur != 0 && !(srng_same_owner(cur, mine) && (flags & SHARED_RING_TAKE_BACK) != 0u) &&
-            srng_owner_status(region, id_off, cur, lock_fd) != SRNG_GONE)
-            return (cur & SRNG_OWNER_FORMATTING) != 0 ? SHARED_RING_NOT_FORMATTED
-                                                      : SHARED_RING_ERR_BUSY;
+            srng_owner_status(region, id_off, cur, lock_fd) != SRNG_GONE) {
+            if ((cur & SRNG_OWNER_FORMATTING) != 0) return SHARED_RING_NOT_FORMATTED;
+            return srng_explain(SHARED_RING_ERR_BUSY,
+                                srng_same_owner(cur, mine)
+                                    ? "another handle of this process holds the side "
+                                      "(SHARED_RING_TAKE_BACK takes it back)"
+                                    : "process %u holds the side (alive, or not known to be dead)",
+                                cur & SRNG_OWNER_PID, 0, 0);
+        }
         if (SRNG_CAS(word, cur, mine)) break;
     }
     SRNG_STORE(srng_u64_at(region, id_off + SRNG_ID_START), me.start, relaxed);
@@ -2539,9 +2591,12 @@ static int srng_read_geometry(void *region, size_t region_size, srng_geometry *g
     const uint64_t size = region_size;
     uint64_t cap;
     uint32_t max, magic;
-    if (region == SRNG_NULL) return SHARED_RING_ERR_ARG;
-    if ((SRNG_PUN(uintptr_t, region) & 7u) != 0) return SHARED_RING_ERR_ALIGN;
-    if (region_size < SHARED_RING_HEADER_SIZE) return SHARED_RING_ERR_SIZE;
+    if (region == SRNG_NULL) return srng_refuse(SHARED_RING_ERR_ARG, "region is NULL");
+    if ((SRNG_PUN(uintptr_t, region) & 7u) != 0)
+        return srng_refuse(SHARED_RING_ERR_ALIGN, "region is not 8-byte aligned");
+    if (region_size < SHARED_RING_HEADER_SIZE)
+        return srng_explain(SHARED_RING_ERR_SIZE, "region_size %u is below the %u-byte header",
+                            region_size, SHARED_RING_HEADER_SIZE, 0);
     /* acquire pairs with format's release of the magic: a formatted header
        is seen whole. */
     magic = SRNG_LOAD(srng_u32_at(SRNG_CAST(unsigned char *, region), SRNG_OFF_MAGIC), acquire);
@@ -2554,7 +2609,11 @@ static int srng_read_geometry(void *region, size_t region_size, srng_geometry *g
     if (!srng_capacity_ok(cap) || srng_get32(r, SRNG_OFF_DATA_OFFSET) != SHARED_RING_HEADER_SIZE ||
         max > srng_max_message_for(cap))
         return SHARED_RING_ERR_CORRUPT;
-    if (size - SHARED_RING_HEADER_SIZE < cap) return SHARED_RING_ERR_SIZE;
+    if (size - SHARED_RING_HEADER_SIZE < cap)
+        return srng_explain(SHARED_RING_ERR_SIZE,
+                            "region_size %u is below the %u bytes this ring's header says it "
+                            "has (capacity %u)",
+                            region_size, cap + SHARED_RING_HEADER_SIZE, cap);
     g->capacity = cap;
     g->max_message = max;
     return SHARED_RING_OK;
@@ -2616,9 +2675,13 @@ static int srng_attach_side(shared_ring_side *s, void *region, size_t region_siz
     int r = srng_read_geometry(region, region_size, &g);
     s->lock_fd = -1;
     if (r != SHARED_RING_OK) return r;
-    if (opt->resume_percent > 100u || (opt->wait == SRNG_NULL) != (opt->wake == SRNG_NULL) ||
-        (opt->flags & ~SHARED_RING_TAKE_BACK) != 0u)
-        return SHARED_RING_ERR_ARG;
+    if (opt->resume_percent > 100u)
+        return srng_explain(SHARED_RING_ERR_ARG, "resume_percent %u is above 100",
+                            opt->resume_percent, 0, 0);
+    if ((opt->wait == SRNG_NULL) != (opt->wake == SRNG_NULL))
+        return srng_refuse(SHARED_RING_ERR_ARG, "wait and wake hooks come as a pair: one is NULL");
+    if ((opt->flags & ~SHARED_RING_TAKE_BACK) != 0u)
+        return srng_explain(SHARED_RING_ERR_ARG, "unknown flags (%u)", opt->flags, 0, 0);
     r = srng_lock_side(SRNG_CAST(unsigned char *, region), opt->region_fd, id_off, &s->lock_fd);
     if (r != SHARED_RING_OK) return r;
     r = srng_claim(SRNG_CAST(unsigned char *, region), id_off, opt->flags, s->lock_fd, &s->owner);
@@ -2754,9 +2817,17 @@ static size_t srng_capacity_taking(size_t max_message) {
 
 SHARED_RING_API size_t shared_ring_region_size(size_t capacity, size_t max_message) {
     size_t cap;
-    if (capacity == 0 && max_message == 0) return 0;
+    if (capacity == 0 && max_message == 0)
+        return SRNG_CAST(size_t, srng_refuse(0, "capacity and max_message are both 0"));
     cap = capacity != 0 ? srng_round_capacity(capacity) : srng_capacity_taking(max_message);
-    if (cap == 0 || max_message > srng_max_message_for(cap)) return 0;
+    if (cap == 0)
+        return SRNG_CAST(size_t, srng_explain(0, "no ring is that large (capacity %u, max_message %u)",
+                                              capacity, max_message, 0));
+    if (max_message > srng_max_message_for(cap))
+        return SRNG_CAST(size_t, srng_explain(0,
+                                              "max_message %u is above %u, the most a %u-byte "
+                                              "capacity takes (capacity/2 - 8)",
+                                              max_message, srng_max_message_for(cap), cap));
     return cap + SHARED_RING_HEADER_SIZE;
 }
 
@@ -2775,14 +2846,27 @@ static size_t srng_capacity_fitting(size_t region_size) {
 /* Check format's arguments, and resolve capacity 0 and max_message 0. */
 static int srng_format_args(void *region, size_t region_size, size_t *capacity,
                             size_t *max_message) {
-    if (region == SRNG_NULL) return SHARED_RING_ERR_ARG;
-    if ((SRNG_PUN(uintptr_t, region) & 7u) != 0) return SHARED_RING_ERR_ALIGN;
-    *capacity = *capacity != 0 ? srng_round_capacity(*capacity) : srng_capacity_fitting(region_size);
-    if (*capacity == 0 || region_size < SHARED_RING_HEADER_SIZE ||
-        region_size - SHARED_RING_HEADER_SIZE < *capacity)
-        return SHARED_RING_ERR_SIZE;
+    size_t asked = *capacity;
+    if (region == SRNG_NULL) return srng_refuse(SHARED_RING_ERR_ARG, "region is NULL");
+    if ((SRNG_PUN(uintptr_t, region) & 7u) != 0)
+        return srng_refuse(SHARED_RING_ERR_ALIGN, "region is not 8-byte aligned");
+    *capacity = asked != 0 ? srng_round_capacity(asked) : srng_capacity_fitting(region_size);
+    if (*capacity == 0 && asked != 0)
+        return srng_explain(SHARED_RING_ERR_SIZE, "capacity %u is larger than any ring", asked, 0, 0);
+    if (*capacity == 0)
+        return srng_explain(SHARED_RING_ERR_SIZE, "region_size %u holds no ring: the smallest needs %u",
+                            region_size, SHARED_RING_HEADER_SIZE + SRNG_MIN_CAPACITY, 0);
+    if (region_size < SHARED_RING_HEADER_SIZE || region_size - SHARED_RING_HEADER_SIZE < *capacity)
+        return srng_explain(SHARED_RING_ERR_SIZE,
+                            "region_size %u is below the %u bytes a %u-byte capacity needs "
+                            "(shared_ring_region_size)",
+                            region_size, *capacity + SHARED_RING_HEADER_SIZE, *capacity);
     if (*max_message == 0) *max_message = srng_max_message_for(*capacity);
-    if (*max_message > srng_max_message_for(*capacity)) return SHARED_RING_ERR_ARG;
+    if (*max_message > srng_max_message_for(*capacity))
+        return srng_explain(SHARED_RING_ERR_ARG,
+                            "max_message %u is above %u, the most a %u-byte capacity takes "
+                            "(capacity/2 - 8)",
+                            *max_message, srng_max_message_for(*capacity), *capacity);
     return SHARED_RING_OK;
 }
 
@@ -3127,8 +3211,9 @@ static int srng_write_gate(const shared_ring_producer *p) {
         return SHARED_RING_OK;
     r = srng_producer_ok(p);
     if (r != SHARED_RING_OK) return r;
-    if (p->claim_open) return SHARED_RING_ERR_STATE;
-    return SHARED_RING_CLOSED;
+    if (p->claim_open)
+        return srng_refuse(SHARED_RING_ERR_STATE, "a claim is open: commit or abort it first");
+    return srng_refuse(SHARED_RING_CLOSED, "this producer closed the stream: nothing more goes in");
 }
 
 /* Append the header of a `rec`-byte record at write_pos. The word after it
@@ -3747,7 +3832,9 @@ SHARED_RING_API int shared_ring_arm(shared_ring_consumer *c) {
     srng_au32 *word;
     int r = srng_consumer_ok(c);
     if (r != SHARED_RING_OK) return r;
-    if (c->s.wake == SRNG_NULL) return SHARED_RING_ERR_STATE; /* the producer could not reach us */
+    if (c->s.wake == SRNG_NULL) /* the producer could not reach us */
+        return srng_refuse(SHARED_RING_ERR_STATE,
+                           "arm needs wait and wake hooks: attach both sides with them");
     r = srng_data_ready(c, 1);
     if (r != 0) return r;
     /* A dead producer will never signal the loop's descriptor. */
@@ -3761,7 +3848,8 @@ SHARED_RING_API int shared_ring_arm(shared_ring_consumer *c) {
                   acquire) != 0u &&
         (SRNG_LOAD(srng_u32_at(c->s.region, SRNG_OFF_PRODUCER_WAIT_MODE), relaxed) &
          SRNG_WAKES(SRNG_SLEEPS_HOOK)) == 0u)
-        return SHARED_RING_ERR_STATE;
+        return srng_refuse(SHARED_RING_ERR_STATE,
+                           "the producer makes no hook wake-up: attach it with wait and wake hooks too");
     /* The same announce / barrier / re-check as srng_block, without the
        sleep: the caller sleeps in its own loop. */
     word = srng_u32_at(c->s.region, SRNG_OFF_CONSUMER_SLEEPING);
@@ -4153,10 +4241,10 @@ SHARED_RING_API const char *shared_ring_result_string(int result) {
     case SHARED_RING_FULL: return "ring is full";
     case SHARED_RING_EMPTY: return "ring is empty";
     case SHARED_RING_TIMEOUT: return "timed out";
-    case SHARED_RING_CLOSED: return "producer closed the ring and all was read";
+    case SHARED_RING_CLOSED: return "the stream is closed (for a reader: and all was read)";
     case SHARED_RING_ERR_ARG: return "invalid argument";
     case SHARED_RING_ERR_TOO_BIG: return "message larger than allowed";
-    case SHARED_RING_ERR_SIZE: return "region too small or capacity invalid";
+    case SHARED_RING_ERR_SIZE: return "a size does not fit the ring (shared_ring_why says which)";
     case SHARED_RING_ERR_ALIGN: return "region not 8-byte aligned";
     case SHARED_RING_ERR_MAGIC: return "region not formatted (bad magic)";
     case SHARED_RING_ERR_VERSION: return "unsupported layout version";
@@ -4175,6 +4263,14 @@ SHARED_RING_API const char *shared_ring_result_string(int result) {
 
 #ifdef SHARED_RING_SHM
 /* ---- shared memory helpers ------------------------------------------------- */
+/* glibc and musl hide ftruncate and shm_open from strict ISO C builds; the
+   macros must come before the first #include, so all we can do is say so. */
+#if defined(__linux__) && !defined(__cplusplus) && !defined(_GNU_SOURCE) && \
+    !defined(_DEFAULT_SOURCE) && !defined(_BSD_SOURCE) && \
+    !(defined(_POSIX_C_SOURCE) && _POSIX_C_SOURCE >= 200809L) && \
+    !(defined(_XOPEN_SOURCE) && _XOPEN_SOURCE >= 700)
+#error "SHARED_RING_SHM needs POSIX 2008: build with -std=gnu11, or define _GNU_SOURCE (or _POSIX_C_SOURCE 200809L) before the first #include"
+#endif
 #define SRNG_SHM_NAME_MAX 250u
 
 static void srng_shm_reset(shared_ring_shm *shm) {
@@ -4236,6 +4332,8 @@ SHARED_RING_API int shared_ring_shm_open(shared_ring_shm *shm, const char *name,
         h = OpenFileMappingW(FILE_MAP_ALL_ACCESS, FALSE, wname);
         if (h != NULL) break;
         if (GetLastError() != ERROR_FILE_NOT_FOUND) return SHARED_RING_ERR_SYSTEM;
+        if (timeout_ns == 0) /* a zero timeout never says TIMEOUT */
+            return srng_refuse(SHARED_RING_NOT_FORMATTED, "the object does not exist, or is not sized, yet");
         if (!srng_nap_unless_timed_out(start, &elapsed, timeout_ns)) return SHARED_RING_TIMEOUT;
     }
     r = srng_shm_view(shm, h, size);
@@ -4299,7 +4397,10 @@ static int srng_shm_map(shared_ring_shm *shm, int fd, size_t want) {
     n = st.st_size;
     if (n < SRNG_CAST(off_t, SHARED_RING_HEADER_SIZE)) return SHARED_RING_ERR_SIZE;
     len = SRNG_CAST(size_t, n);
-    if (SRNG_CAST(off_t, len) != n || (want != 0 && len != want)) return SHARED_RING_ERR_SIZE;
+    if (SRNG_CAST(off_t, len) != n || (want != 0 && len != want))
+        return srng_explain(SHARED_RING_ERR_SIZE,
+                            "the object has %u bytes, not the %u asked for (size 0 takes its size)",
+                            SRNG_CAST(uint64_t, n), want, 0);
     m = mmap(SRNG_NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (m == MAP_FAILED) return SHARED_RING_ERR_SYSTEM;
     shm->region = m;
@@ -4339,8 +4440,16 @@ static int srng_shm_trusted(const struct stat *st) {
    that knows the size: the same ftruncate, harmless when repeated. */
 static int srng_shm_check_existing(int fd, off_t want) {
     struct stat st;
+    unsigned owner, mode, me; /* uid_t and mode_t: unsigned, of some width */
     if (fstat(fd, &st) != 0) return SHARED_RING_ERR_SYSTEM;
-    if (!srng_shm_trusted(&st)) return SHARED_RING_ERR_ACCESS;
+    owner = st.st_uid;
+    mode = st.st_mode & 0777u;
+    me = geteuid();
+    if (!srng_shm_trusted(&st))
+        return srng_explain(SHARED_RING_ERR_ACCESS,
+                            "the object belongs to uid %u with mode 0%o, open wider than this "
+                            "user's SHARED_RING_SHM_MODE or not this user's (uid %u)",
+                            owner, mode, me);
     if (st.st_size != 0) return SHARED_RING_OK;
     if (want == 0) return 1;
     return ftruncate(fd, want) == 0 ? SHARED_RING_OK : SHARED_RING_ERR_SYSTEM;
@@ -4379,6 +4488,8 @@ SHARED_RING_API int shared_ring_shm_open(shared_ring_shm *shm, const char *name,
         } else if (errno != ENOENT) {
             return SHARED_RING_ERR_SYSTEM;
         }
+        if (timeout_ns == 0) /* a zero timeout never says TIMEOUT */
+            return srng_refuse(SHARED_RING_NOT_FORMATTED, "the object does not exist, or is not sized, yet");
         if (!srng_nap_unless_timed_out(start, &elapsed, timeout_ns)) return SHARED_RING_TIMEOUT;
     }
     return srng_shm_map_own(shm, fd, size);

@@ -56,6 +56,7 @@ TEST(an_existing_object_open_to_others_is_refused) {
     CHECK(fchmod(fd, 0666) == 0); /* as another user could have left it */
     close(fd);
     CHECK_EQ(shared_ring_shm_open(&shm, name, SIZE, 0), SHARED_RING_ERR_ACCESS);
+    CHECK(strstr(shared_ring_why(), "with mode 0666") != NULL);
     CHECK(shm.region == NULL);
     shm_unlink(name);
 }
@@ -88,6 +89,24 @@ TEST(the_creator_makes_the_object_with_mode_0600) {
     shm_unlink(name);
 }
 
+TEST(an_existing_object_of_another_size_says_both_sizes) {
+    shared_ring_shm shm, other;
+    fresh_name();
+    CHECK_EQ(shared_ring_shm_open(&shm, name, SIZE, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_shm_open(&other, name, SIZE / 2, 0), SHARED_RING_ERR_SIZE);
+    CHECK(strstr(shared_ring_why(), "has 65536 bytes, not the 32768 asked for") != NULL);
+    CHECK_EQ(shared_ring_shm_close(&shm), SHARED_RING_OK);
+    shm_unlink(name);
+}
+
+TEST(opening_a_missing_name_with_a_zero_timeout_says_not_yet_not_timeout) {
+    shared_ring_shm shm;
+    fresh_name();
+    CHECK_EQ(shared_ring_shm_open(&shm, name, 0, 0), SHARED_RING_NOT_FORMATTED);
+    CHECK(strstr(shared_ring_why(), "does not exist, or is not sized, yet") != NULL);
+    CHECK_EQ(shared_ring_shm_open(&shm, name, 0, 2000000), SHARED_RING_TIMEOUT);
+}
+
 int main(void) {
     umask(0);
     RUN(a_peer_holding_the_anonymous_descriptor_cannot_shrink_it);
@@ -95,5 +114,7 @@ int main(void) {
     RUN(an_existing_object_open_to_others_is_refused);
     RUN(an_existing_object_of_another_user_is_refused);
     RUN(the_creator_makes_the_object_with_mode_0600);
+    RUN(an_existing_object_of_another_size_says_both_sizes);
+    RUN(opening_a_missing_name_with_a_zero_timeout_says_not_yet_not_timeout);
     return harness_summary("shm trust");
 }

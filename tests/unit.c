@@ -41,6 +41,19 @@ static const shared_ring_options *taking_back(void) {
     return &o;
 }
 
+/* The length of shared_ring_why() as a new thread sees it. */
+static void *why_length_in_thread(void *out) {
+    *(size_t *)out = strlen(shared_ring_why());
+    return NULL;
+}
+static size_t run_in_thread_why_length(void) {
+    size_t n = 99;
+    pthread_t t;
+    pthread_create(&t, NULL, why_length_in_thread, &n);
+    pthread_join(t, NULL);
+    return n;
+}
+
 /* In these tests a 0 passed for a time means "none": SHARED_RING_OFF. */
 static uint32_t off_if_zero(uint32_t v) { return v != 0 ? v : SHARED_RING_OFF; }
 
@@ -240,6 +253,44 @@ TEST(format_rejects_misaligned_region) {
 TEST(format_rejects_region_smaller_than_needed) {
     CHECK_EQ(shared_ring_format(region, shared_ring_region_size(1024, 0) - 1, 1024, 0),
              SHARED_RING_ERR_SIZE);
+}
+
+/* ---- refusals say why, with the numbers --------------------------------------- */
+
+TEST(format_says_which_max_message_limit_it_broke) {
+    CHECK_EQ(shared_ring_format(region, REGION_MAX, 4096, 2048), SHARED_RING_ERR_ARG);
+    CHECK(strstr(shared_ring_why(), "max_message 2048 is above 2040") != NULL);
+    CHECK(strstr(shared_ring_why(), "4096-byte capacity") != NULL);
+}
+
+TEST(format_says_how_many_bytes_the_capacity_needs) {
+    CHECK_EQ(shared_ring_format(region, 2000, 4096, 0), SHARED_RING_ERR_SIZE);
+    CHECK(strstr(shared_ring_why(), "region_size 2000 is below the 5120 bytes") != NULL);
+}
+
+TEST(region_size_says_why_it_gave_zero) {
+    CHECK_EQ(shared_ring_region_size(1024, 1024), 0);
+    CHECK(strstr(shared_ring_why(), "max_message 1024 is above 504") != NULL);
+}
+
+TEST(attach_says_how_large_the_rings_header_says_the_region_is) {
+    setup(1024, 0);
+    CHECK_EQ(shared_ring_detach_consumer(&cons), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_consumer(&cons, region, region_bytes - 8, NULL), SHARED_RING_ERR_SIZE);
+    CHECK(strstr(shared_ring_why(), "below the 2048 bytes this ring's header says") != NULL);
+}
+
+TEST(a_busy_side_says_it_is_held_by_another_handle_of_this_process) {
+    shared_ring_producer second;
+    setup(1024, 0);
+    CHECK_EQ(shared_ring_attach_producer(&second, region, region_bytes, NULL), SHARED_RING_ERR_BUSY);
+    CHECK(strstr(shared_ring_why(), "another handle of this process") != NULL);
+}
+
+TEST(why_is_kept_per_thread) {
+    CHECK_EQ(shared_ring_format(region, REGION_MAX, 4096, 2048), SHARED_RING_ERR_ARG);
+    CHECK(strlen(shared_ring_why()) > 0);
+    CHECK_EQ(run_in_thread_why_length(), 0); /* a new thread has no refusal yet */
 }
 
 TEST(format_rounds_capacity_up_to_a_power_of_two) {
@@ -734,6 +785,7 @@ TEST(write_after_close_returns_closed) {
     CHECK_EQ(shared_ring_close(&prod), SHARED_RING_OK);
     CHECK_EQ(shared_ring_close(&prod), SHARED_RING_OK); /* idempotent */
     CHECK_EQ(shared_ring_write_bytes(&prod, "x", 1, 0), SHARED_RING_CLOSED);
+    CHECK(strstr(shared_ring_why(), "this producer closed the stream") != NULL);
 }
 
 TEST(reattached_producer_appends_after_what_was_published) {
@@ -2512,6 +2564,7 @@ TEST(arm_refuses_when_the_producer_makes_no_hook_wake_up) {
     CHECK_EQ(shared_ring_detach_consumer(&cons), SHARED_RING_OK);
     CHECK_EQ(shared_ring_attach_consumer(&cons, region, region_bytes, &o), SHARED_RING_OK);
     CHECK_EQ(shared_ring_arm(&cons), SHARED_RING_ERR_STATE);
+    CHECK(strstr(shared_ring_why(), "the producer makes no hook wake-up") != NULL);
     CHECK(region_u32(384) != 1); /* not announced asleep */
 }
 
@@ -2549,6 +2602,7 @@ TEST(arm_after_the_stream_ended_says_closed) {
 TEST(arm_without_wait_hooks_is_a_state_error) {
     setup(1024, 0);
     CHECK_EQ(shared_ring_arm(&cons), SHARED_RING_ERR_STATE);
+    CHECK(strstr(shared_ring_why(), "arm needs wait and wake hooks") != NULL);
     CHECK(region_u32(384) != 1); /* not announced asleep */
 }
 
@@ -2858,6 +2912,12 @@ int main(void) {
     RUN(format_rejects_misaligned_region);
     RUN(format_rejects_region_smaller_than_needed);
     RUN(format_rounds_capacity_up_to_a_power_of_two);
+    RUN(format_says_which_max_message_limit_it_broke);
+    RUN(format_says_how_many_bytes_the_capacity_needs);
+    RUN(region_size_says_why_it_gave_zero);
+    RUN(attach_says_how_large_the_rings_header_says_the_region_is);
+    RUN(a_busy_side_says_it_is_held_by_another_handle_of_this_process);
+    RUN(why_is_kept_per_thread);
     RUN(format_rejects_max_message_over_half_capacity);
     RUN(format_with_zero_max_message_allows_the_largest);
     RUN(format_writes_the_documented_header_bytes);
