@@ -1439,7 +1439,7 @@ static uint64_t srng_now_ns(void) {
     LARGE_INTEGER f, t;
     if (!QueryPerformanceFrequency(&f) || !QueryPerformanceCounter(&t) || f.QuadPart <= 0)
         return srng_clock_failed();
-    return (uint64_t)((double)t.QuadPart * 1e9 / (double)f.QuadPart);
+    return SRNG_CAST(uint64_t, SRNG_CAST(double, t.QuadPart) * 1e9 / SRNG_CAST(double, f.QuadPart));
 #elif defined(SRNG_HAVE_CLOCK_GETTIME)
     struct timespec ts;
     if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0) return srng_clock_failed();
@@ -1638,7 +1638,7 @@ static int srng_os_wait(srng_au32 *word, uint32_t expected, uint64_t timeout_ns)
         return 0;
     }
 #if defined(SRNG_HAVE_WAIT_ON_ADDRESS)
-    if (!WaitOnAddress((volatile VOID *)word, &expected, sizeof expected, 1u) &&
+    if (!WaitOnAddress(word, &expected, sizeof expected, 1u) &&
         GetLastError() != ERROR_TIMEOUT)
         return -1;
 #else
@@ -1669,7 +1669,7 @@ static void srng_os_wake(srng_au32 *word) {
 #elif SRNG_OS_SLEEP == SRNG_SLEEPS_ULOCK
     __ulock_wake(SRNG_UL_COMPARE_AND_WAIT_SHARED | SRNG_ULF_WAKE_ALL, word, 0);
 #elif SRNG_OS_SLEEP == SRNG_SLEEPS_WAIT_ON_ADDRESS
-    WakeByAddressAll((PVOID)word);
+    WakeByAddressAll(word);
 #else
     (void)word;
 #endif
@@ -1797,7 +1797,7 @@ static int srng_process_lookup(uint32_t pid, srng_process *out) {
     DWORD waited;
     BOOL ok;
     HANDLE h = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION | SYNCHRONIZE, FALSE, pid);
-    if (h == NULL) return GetLastError() == ERROR_INVALID_PARAMETER ? 0 : -1;
+    if (h == SRNG_NULL) return GetLastError() == ERROR_INVALID_PARAMETER ? 0 : -1;
     /* Its handle is signalled once it exited: certain, unlike an exit code
        (a process may exit with 259, STILL_ACTIVE's value). */
     waited = WaitForSingleObject(h, 0);
@@ -4288,7 +4288,7 @@ static int srng_wide_name(const char *name, wchar_t *out, int cap) {
 static int srng_shm_view(shared_ring_shm *shm, HANDLE h, size_t size) {
     MEMORY_BASIC_INFORMATION info;
     void *view = MapViewOfFile(h, FILE_MAP_ALL_ACCESS, 0, 0, size);
-    if (view == NULL) {
+    if (view == SRNG_NULL) {
         DWORD e = GetLastError();
         CloseHandle(h);
         return e == ERROR_ACCESS_DENIED || e == ERROR_NOT_ENOUGH_MEMORY ? SHARED_RING_ERR_SIZE
@@ -4314,23 +4314,23 @@ SHARED_RING_API int shared_ring_shm_open(shared_ring_shm *shm, const char *name,
     uint64_t start = SHARED_RING_NOW_NS(), elapsed = 0;
     HANDLE h;
     int r;
-    if (shm == NULL) return SHARED_RING_ERR_ARG;
+    if (shm == SRNG_NULL) return SHARED_RING_ERR_ARG;
     srng_shm_reset(shm);
-    if (name == NULL || !srng_wide_name(name, wname, SRNG_SHM_NAME_MAX + 1))
+    if (name == SRNG_NULL || !srng_wide_name(name, wname, SRNG_SHM_NAME_MAX + 1))
         return SHARED_RING_ERR_ARG;
     for (;;) {
         if (size != 0) {
             uint64_t s64 = size;
             /* Creates it zero-filled at its final size, or opens it: no
                window in which it exists unsized. */
-            h = CreateFileMappingW(INVALID_HANDLE_VALUE, NULL, PAGE_READWRITE, (DWORD)(s64 >> 32),
-                                   (DWORD)s64, wname);
-            if (h == NULL) return SHARED_RING_ERR_SYSTEM;
+            h = CreateFileMappingW(INVALID_HANDLE_VALUE, SRNG_NULL, PAGE_READWRITE,
+                                   SRNG_CAST(DWORD, s64 >> 32), SRNG_CAST(DWORD, s64), wname);
+            if (h == SRNG_NULL) return SHARED_RING_ERR_SYSTEM;
             shm->created = GetLastError() != ERROR_ALREADY_EXISTS;
             break;
         }
         h = OpenFileMappingW(FILE_MAP_ALL_ACCESS, FALSE, wname);
-        if (h != NULL) break;
+        if (h != SRNG_NULL) break;
         if (GetLastError() != ERROR_FILE_NOT_FOUND) return SHARED_RING_ERR_SYSTEM;
         if (timeout_ns == 0) /* a zero timeout never says TIMEOUT */
             return srng_refuse(SHARED_RING_NOT_FORMATTED, "the object does not exist, or is not sized, yet");
@@ -4345,12 +4345,12 @@ SHARED_RING_API int shared_ring_shm_anonymous(shared_ring_shm *shm, size_t size)
     uint64_t s64 = size;
     HANDLE h;
     int r;
-    if (shm == NULL) return SHARED_RING_ERR_ARG;
+    if (shm == SRNG_NULL) return SHARED_RING_ERR_ARG;
     srng_shm_reset(shm);
     if (size == 0) return SHARED_RING_ERR_SIZE;
-    h = CreateFileMappingW(INVALID_HANDLE_VALUE, NULL, PAGE_READWRITE, (DWORD)(s64 >> 32),
-                           (DWORD)s64, NULL);
-    if (h == NULL) return SHARED_RING_ERR_SYSTEM;
+    h = CreateFileMappingW(INVALID_HANDLE_VALUE, SRNG_NULL, PAGE_READWRITE,
+                           SRNG_CAST(DWORD, s64 >> 32), SRNG_CAST(DWORD, s64), SRNG_NULL);
+    if (h == SRNG_NULL) return SHARED_RING_ERR_SYSTEM;
     shm->created = 1;
     r = srng_shm_view(shm, h, size);
     if (r != SHARED_RING_OK) srng_shm_reset(shm);
@@ -4359,22 +4359,22 @@ SHARED_RING_API int shared_ring_shm_anonymous(shared_ring_shm *shm, size_t size)
 
 SHARED_RING_API int shared_ring_shm_map_fd(shared_ring_shm *shm, int fd) {
     (void)fd;
-    if (shm != NULL) srng_shm_reset(shm);
+    if (shm != SRNG_NULL) srng_shm_reset(shm);
     return SHARED_RING_ERR_ARG;
 }
 
 SHARED_RING_API int shared_ring_shm_close(shared_ring_shm *shm) {
     int ok;
-    if (shm == NULL || shm->region == NULL) return SHARED_RING_ERR_ARG;
+    if (shm == SRNG_NULL || shm->region == SRNG_NULL) return SHARED_RING_ERR_ARG;
     ok = UnmapViewOfFile(shm->region) != 0;
-    ok &= CloseHandle((HANDLE)shm->handle) != 0;
+    ok &= CloseHandle(SRNG_CAST(HANDLE, shm->handle)) != 0;
     srng_shm_reset(shm);
     return ok ? SHARED_RING_OK : SHARED_RING_ERR_SYSTEM;
 }
 
 SHARED_RING_API int shared_ring_shm_unlink(const char *name) {
     wchar_t wname[SRNG_SHM_NAME_MAX + 1];
-    if (name == NULL || !srng_wide_name(name, wname, SRNG_SHM_NAME_MAX + 1))
+    if (name == SRNG_NULL || !srng_wide_name(name, wname, SRNG_SHM_NAME_MAX + 1))
         return SHARED_RING_ERR_ARG;
     return SHARED_RING_OK; /* a mapping goes away with its last handle */
 }

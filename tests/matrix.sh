@@ -10,7 +10,8 @@
 # Windows x86_64 (mingw-w64, under wine; WaitOnAddress and the Sleep
 # fallback); i386 and armhf with a 64-bit time_t (futex timeouts); the macOS
 # wait branch on a __ulock_wait stub; musl; 32-bit <-> 64-bit processes sharing one mapping; a
-# target without lock-free 64-bit atomics must fail to compile.
+# target without lock-free 64-bit atomics must fail to compile; MSVC mode
+# (clang as MSVC, compile only).
 set -u
 cd "$(dirname "$0")/.."
 
@@ -161,6 +162,27 @@ for v in 0x0A00:WaitOnAddress 0x0601:Sleep; do
         [ \$rc -eq 0 ] && grep -q 'waits use $method' $d/unit.out &&
         $WINE $d/stress.exe $STRESS && $WINE $d/win_peers.exe"
 done
+
+# ---- MSVC mode: clang as MSVC, compile only -------------------------------------
+# No MSVC here: clang compiles the header, its implementation and the SHM
+# helpers as MSVC would see them (_MSC_VER 1930, Microsoft extensions and
+# compatibility, the x64 MSVC ABI) against stand-in CRT and Windows
+# declarations (tests/msvc/); clang's own headers give stdatomic and stdint.
+# C with the strict set, C++ with -Weverything; WaitOnAddress, the Sleep
+# fallback and no OS waits. Nothing is linked or run.
+name="msvc mode (clang, x86_64-pc-windows-msvc)"
+if have clang && have clang++; then
+    MSVC="--target=x86_64-pc-windows-msvc -fms-compatibility -fms-extensions \
+          -fms-compatibility-version=19.30 -isystem tests/msvc -I. -Werror -fsyntax-only"
+    row "$name" "compile only: C11 strict and C++17 -Weverything, 3 wait variants" "
+        for v in -D_WIN32_WINNT=0x0A00 -D_WIN32_WINNT=0x0601 -DSHARED_RING_NO_OS_WAIT; do
+            clang $MSVC \$v -std=c11 $STRICT -Wstrict-prototypes tests/msvc/quickstart.c &&
+            clang++ $MSVC \$v -x c++ -std=c++17 -Weverything -Wno-c++98-compat \
+                -Wno-c++98-compat-pedantic -Wno-padded tests/msvc/quickstart.c || exit 1
+        done"
+else
+    skip "$name" "clang not installed"
+fi
 
 # ---- musl ----------------------------------------------------------------------
 name="linux x86_64 musl"
