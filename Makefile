@@ -257,6 +257,7 @@ test: $(B)/unit $(B)/results $(B)/stress $(B)/fenced-stress $(B)/crash $(B)/live
 	    "$(MAKE) --no-print-directory run-examples" \
 	    "$(MAKE) --no-print-directory readme-check" \
 	    "$(MAKE) --no-print-directory ecosystem-tests" \
+	    "sh tests/docs_check.sh" \
 	    "sh tests/stat_check.sh"
 
 tsan: $(B)/tsan-unit $(B)/tsan-stress $(B)/tsan-crash

@@ -2,10 +2,66 @@
    caller-supplied (shared) memory. MIT license, see the end of this file.
    Home: the repository or tarball this file came from (README.md, docs/).
 
+   One producer hands variable-length messages to one consumer through a
+   lock-free ring buffer in memory you supply: a static array, a malloc'd
+   block shared by two threads, or a shm_open/memfd/file mapping shared by
+   two processes (one may be 32-bit, the other 64-bit). It never allocates.
+   Each message is contiguous and 8-byte aligned: the consumer reads it in
+   place. In exactly one C or C++ file:
+       #define SHARED_RING_IMPLEMENTATION
+       #include "shared_ring.h"
+   and include the header without the define everywhere else.
+
    ============================================================================
-   0. CONTENTS
+   1. THE API ON ONE SCREEN (p: producer handle, c: consumer handle, ns: a
+   timeout in nanoseconds, 0 = do not wait, SHARED_RING_FOREVER; every call
+   returns a shared_ring_result, >= 0 on success)
    ============================================================================
-     1. What it is
+   Set up (either side):
+     shared_ring_region_size(capacity, max_message)     bytes to allocate
+     shared_ring_format(region, size, capacity, max_message)   empty ring
+     shared_ring_prepare(region, size, capacity, max_message)  format unless in use
+     shared_ring_attach_producer(&p, region, size, &options or NULL)
+     shared_ring_attach_consumer(&c, region, size, &options or NULL)
+     shared_ring_attach_producer_wait(..., ns)  shared_ring_attach_consumer_wait(..., ns)
+     shared_ring_detach_producer(&p) / shared_ring_detach_consumer(&c)
+   Producer:
+     shared_ring_write_bytes(&p, data, len, ns)         copy one message in
+     shared_ring_write_str(&p, str, ns)                 a C string, without its 0
+     shared_ring_write(&p, max_len, fill, user, ns)     fill in place, callback
+     shared_ring_claim(&p, len, &ptr, ns) + shared_ring_commit(&p, len) or
+       shared_ring_abort(&p)                            zero-copy
+     shared_ring_cork(&p) / shared_ring_uncork(&p) / shared_ring_flush(&p)
+     shared_ring_close(&p)                              end of stream
+   Consumer:
+     shared_ring_read(&c, fn, user, ns)                 wait, then read a batch
+     shared_ring_read_some(&c, fn, user)                read what is there now
+     shared_ring_wait(&c, ns)                           wait for a message
+     shared_ring_peek(&c, &msg) + shared_ring_release(&c)   pull, in place
+     shared_ring_wait_any(rings, n, ns)                 many rings, one sleep
+     shared_ring_arm(&c)                                before an event loop sleeps
+   Either side, anything:
+     shared_ring_result_string(r)  shared_ring_why()    what went wrong
+     shared_ring_producer_stats  shared_ring_consumer_stats  shared_ring_producer_usage
+     shared_ring_consumer_usage  shared_ring_producer_max_message
+     shared_ring_consumer_max_message                   counters, fill, limits
+     shared_ring_owners_of(region, size, &owners)       who is attached
+     shared_ring_default_options()  shared_ring_wait_method()
+   Shared memory (define SHARED_RING_SHM):
+     shared_ring_shm_open(&shm, name, size, ns)  shared_ring_shm_anonymous(&shm, size)
+     shared_ring_shm_map_fd(&shm, fd)  shared_ring_shm_close(&shm)  shared_ring_shm_unlink(name)
+   Options (shared_ring_options; every zero field is its default, so {0},
+   NULL and SHARED_RING_OPTIONS_INIT attach alike; SHARED_RING_OFF is a
+   numeric option's own zero):
+     spin_ns 50 us, spin_max_ns 400 us, resume_percent 50, cork_limit 64 KiB,
+     recheck_ns 250 ms, trail_ns 2 us, wait/wake/hook_user NULL (OS waits),
+     flags 0 (SHARED_RING_TAKE_BACK), region_fd 0 (none)
+   Compile-time options: section 6.
+
+   ============================================================================
+   CONTENTS
+   ============================================================================
+     1. The API on one screen (above)
      2. Quick start (two threads, two processes)
      3. The shared region, byte by byte
      4. The protocol: publishing, waiting, hysteresis
@@ -13,22 +69,6 @@
      6. Options
      7. Limits
      8. Revision history
-
-   ============================================================================
-   1. WHAT IT IS
-   ============================================================================
-   One producer hands variable-length messages to one consumer through a
-   lock-free ring buffer that lives in memory you supply: a static array, a
-   malloc'd block shared by two threads, or a shm_open/memfd/file mapping shared
-   by two processes (one may be 32-bit and the other 64-bit). The library never
-   allocates. Each message is stored contiguously and 8-byte aligned, so the
-   consumer gets a pointer into the ring that it may cast to a struct: no copy
-   on either side beyond the producer's own fill.
-
-   Do this in exactly one C or C++ file:
-       #define SHARED_RING_IMPLEMENTATION
-       #include "shared_ring.h"
-   and include the header without the define everywhere else.
 
    ============================================================================
    2. QUICK START
@@ -4241,7 +4281,7 @@ SHARED_RING_API const char *shared_ring_result_string(int result) {
     case SHARED_RING_FULL: return "ring is full";
     case SHARED_RING_EMPTY: return "ring is empty";
     case SHARED_RING_TIMEOUT: return "timed out";
-    case SHARED_RING_CLOSED: return "the stream is closed (for a reader: and all was read)";
+    case SHARED_RING_CLOSED: return "the producer closed the stream";
     case SHARED_RING_ERR_ARG: return "invalid argument";
     case SHARED_RING_ERR_TOO_BIG: return "message larger than allowed";
     case SHARED_RING_ERR_SIZE: return "a size does not fit the ring (shared_ring_why says which)";

@@ -9,7 +9,7 @@ N=${2:-100000}
 passed=0 failed=0
 
 check() { # case-name consumer-log
-    if grep -q "read $N lines, then producer closed" "$2"; then
+    if grep -q "read $N lines, then the producer closed the stream" "$2"; then
         passed=$((passed + 1))
     else
         failed=$((failed + 1))
