@@ -122,6 +122,24 @@ install_pkg_config() {
     [ ! -e prefix/include/shared_ring.h ]
 }
 
+cmake_install_then_pkg_config() {
+    cmake -S "$REPO" -B lib -DSHARED_RING_BUILD_TESTS=OFF -DSHARED_RING_BUILD_EXAMPLES=OFF \
+        -DSHARED_RING_BUILD_BENCH=OFF -DSHARED_RING_INSTALL=ON > /dev/null
+    cmake --install lib --prefix "$PWD/prefix" > /dev/null
+    export PKG_CONFIG_PATH="$PWD/prefix/share/pkgconfig"
+    [ "$(pkg-config --variable=includedir shared_ring)" -ef "$PWD/prefix/include" ]
+    compile_app $(pkg-config --cflags shared_ring)
+    ./app
+}
+
+moved_install_then_pkg_config() {
+    make -s -C "$REPO" install PREFIX="$PWD/first" > /dev/null
+    mv first moved
+    export PKG_CONFIG_PATH="$PWD/moved/share/pkgconfig"
+    compile_app $(pkg-config --cflags shared_ring)
+    ./app
+}
+
 cmake_add_subdirectory() {
     cmake_app "add_subdirectory($REPO shared_ring_build)"
 }
@@ -148,6 +166,8 @@ cmake_find_package_cmake_install() {
 for APP_LANG in C CXX; do
     check "$APP_LANG: drop-in: only shared_ring.h, copied" drop_in
     check "$APP_LANG: make install, then pkg-config" install_pkg_config
+    check "$APP_LANG: cmake --install --prefix, then pkg-config" cmake_install_then_pkg_config
+    check "$APP_LANG: make install, prefix moved, then pkg-config" moved_install_then_pkg_config
     check "$APP_LANG: CMake add_subdirectory" cmake_add_subdirectory
     check "$APP_LANG: CMake FetchContent" cmake_fetch_content
     check "$APP_LANG: CMake find_package after make install" cmake_find_package_make_install
