@@ -2,7 +2,7 @@
    run as producer in one ABI and consumer in the other over one file-backed
    mapping. Random sizes, sequence numbers and checksums (message_check.h).
 
-   usage: cross_abi format FILE
+   usage: cross_abi format FILE [CAPACITY]    (default 64 KiB)
           cross_abi produce FILE COUNT
           cross_abi consume FILE COUNT     exit 0 when all COUNT arrived intact */
 #define _GNU_SOURCE
@@ -14,16 +14,26 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define CAPACITY (1u << 16)
 #define MAX_LEN 3000u
 
-static void *map_file(const char *path, int create, size_t *size) {
-    int fd = open(path, create ? O_RDWR | O_CREAT | O_TRUNC : O_RDWR, 0600);
+/* Map the ring file: created with `capacity` (0: an existing one, at its
+   size). */
+static void *map_file(const char *path, size_t capacity, size_t *size) {
+    int fd = open(path, capacity != 0 ? O_RDWR | O_CREAT | O_TRUNC : O_RDWR, 0600);
+    struct stat st;
     void *mem;
-    *size = shared_ring_region_size(CAPACITY, 0);
-    if (fd < 0 || (create && ftruncate(fd, (off_t)*size) != 0)) return NULL;
+    if (fd < 0) return NULL;
+    if (capacity != 0) {
+        *size = shared_ring_region_size(capacity, 0);
+        if (ftruncate(fd, (off_t)*size) != 0) return NULL;
+    } else {
+        if (fstat(fd, &st) != 0) return NULL;
+        *size = (size_t)st.st_size;
+    }
     mem = mmap(NULL, *size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     close(fd);
     return mem == MAP_FAILED ? NULL : mem;
@@ -63,13 +73,15 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: cross_abi format|produce|consume FILE [COUNT]\n");
         return 2;
     }
-    mem = map_file(argv[2], strcmp(argv[1], "format") == 0, &size);
+    mem = map_file(argv[2],
+                   strcmp(argv[1], "format") != 0 ? 0 : argc > 3 ? strtoul(argv[3], NULL, 10) : CAPACITY,
+                   &size);
     if (mem == NULL) {
         perror(argv[2]);
         return 2;
     }
     if (strcmp(argv[1], "format") == 0)
-        return shared_ring_format(mem, size, CAPACITY, MAX_LEN) == SHARED_RING_OK ? 0 : 1;
+        return shared_ring_format(mem, size, 0, MAX_LEN) == SHARED_RING_OK ? 0 : 1;
     if (argc < 4) return 2;
     if (strcmp(argv[1], "produce") == 0) return produce(mem, size, strtoull(argv[3], NULL, 10));
     return consume(mem, size, strtoull(argv[3], NULL, 10));

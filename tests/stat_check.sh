@@ -1,6 +1,7 @@
 #!/bin/sh
 # tools/shared_ring_stat on a live ring (a producer blocked on a full ring,
-# then drained), with --json and --watch; and on files that are not rings:
+# then drained), with --json and --watch (time stamps; messages counted
+# while the ring laps); a ring nobody attached to; and on files that are not rings:
 # empty, short, zeros, garbage, a header whose capacity does not fit, a
 # directory, a missing path, and every fuzz-corpus input. Built with ASan
 # and UBSan: any bad read aborts. Prints "N passed, N failed".
@@ -43,6 +44,27 @@ wait $producer
     bad "the exited producer not shown gone"
 "$STAT" "$ring" | grep -q '^closed *yes' && ok || bad "closed ring not shown closed"
 "$STAT" "$ring" | grep -q '^fill *0 bytes' && ok || bad "drained ring not shown empty"
+
+# ---- a fresh ring: nobody attached ----------------------------------------------
+fresh=$W/fresh.bin
+"$B/cross_abi" format "$fresh"
+[ "$("$STAT" "$fresh" | grep -c 'not attached$')" -eq 2 ] && ok ||
+    bad "a ring nobody attached to: sides not shown 'not attached'"
+
+# ---- --watch: time stamps, and messages counted while the ring laps --------------
+lapped=$W/lapped.bin
+"$B/cross_abi" format "$lapped" 4194304 # laps every few ms: longer than a step
+"$B/cross_abi" consume "$lapped" 3000000 > /dev/null & consumer=$!
+"$B/cross_abi" produce "$lapped" 3000000 & producer=$!
+sleep 0.2
+timeout 2 "$STAT" "$lapped" --watch 0.5 --json > "$W/watch" 2>&1
+kill $producer $consumer 2> /dev/null; wait $producer $consumer 2> /dev/null
+grep -q '^{"time":"20[0-9][0-9]-[01][0-9]-[0-3][0-9]T[0-9:]*\.[0-9]*Z",' "$W/watch" && ok ||
+    bad "--watch samples carry no UTC time stamp: $(head -c 300 "$W/watch")"
+# a sample in which more than a lap (4 MiB) was written, with a message count
+if awk -F'"bytes_per_s":' 'NF > 1 { split($2, a, ","); if (a[1] * 0.5 > 4194304 && $2 !~ /"messages_per_s":null/) found = 1 }
+                          END { exit !found }' "$W/watch"; then ok
+else bad "no sample counted the messages of a ring that lapped: $(tail -c 300 "$W/watch")"; fi
 
 # ---- files that are not rings: a message and exit 1 (2: cannot open), never a crash --
 expect() { # WANT_STATUS NAME FILE

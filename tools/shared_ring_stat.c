@@ -9,9 +9,12 @@
    regular file (a FIFO in a world-writable /dev/shm cannot hang it). Prints the layout version, capacity, max
    message, both positions, fill, the closed and corrupt flags, the ring
    id, each side's process id and whether it is alive, who sleeps and how
-   each side sleeps and wakes; with --watch, one sample every
-   SECONDS with the message and byte rates since the last one, until
-   interrupted. --json prints one object per sample.
+   each side sleeps and wakes (or that it is not attached); with --watch,
+   one sample every SECONDS, each stamped with the UTC time, with the
+   message and byte rates since the last one, until interrupted. Between
+   samples it follows write_pos every 100 us, so messages are counted even
+   when the ring laps between two samples (unless it laps within 100 us).
+   --json prints one object per sample.
 
    It maps the file read-only and trusts nothing in it: every word is read
    once and checked, record walks stay inside the data area, and a file
@@ -34,7 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Offsets of layout 2 (shared_ring.h, manual section 3). */
+/* Offsets of layout 3 (shared_ring.h, manual section 3). */
 enum {
     OFF_MAGIC = 0,
     OFF_VERSION = 4,
@@ -82,13 +85,24 @@ typedef struct sample {
     uint64_t fenceless_for[2];
     uint64_t capacity, write_pos, read_pos, wake_pos;
     shared_ring_owners owners;
-    double at; /* seconds, monotonic */
+    double at;    /* seconds, monotonic */
+    char utc[40]; /* when, as 2026-01-31T23:59:59.123Z */
 } sample;
 
 static double now_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void stamp_utc(char *out, size_t size) {
+    struct timespec ts;
+    struct tm tm;
+    char day[24];
+    clock_gettime(CLOCK_REALTIME, &ts);
+    gmtime_r(&ts.tv_sec, &tm);
+    strftime(day, sizeof day, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(out, size, "%.19s.%03uZ", day, (unsigned)(ts.tv_nsec / 1000000L) % 1000u);
 }
 
 /* Read and check the header. NULL when valid, else why not. */
@@ -121,6 +135,7 @@ static const char *take_sample(sample *s) {
     if (shared_ring_owners_of(region, region_size, &s->owners) != SHARED_RING_OK)
         return "the header changed while it was read";
     s->at = now_s();
+    stamp_utc(s->utc, sizeof s->utc);
     return NULL;
 }
 
@@ -169,9 +184,10 @@ static const char *alive_name(const shared_ring_owner *o) {
     return o->alive == 1 ? "alive" : o->alive == 0 ? "gone" : "cannot tell";
 }
 
-static void print_text(const sample *s, const sample *prev) {
+static void print_text(const sample *s, const sample *prev, long long msgs) {
     long long fill = fill_bytes(s);
     int i;
+    if (prev != NULL) printf("time             %s\n", s->utc);
     printf("layout version   %u\n", s->version);
     printf("capacity         %llu bytes\n", (unsigned long long)s->capacity);
     printf("max message      %u bytes\n", s->max_message);
@@ -189,19 +205,23 @@ static void print_text(const sample *s, const sample *prev) {
         const shared_ring_owner *o = i == 0 ? &s->owners.producer : &s->owners.consumer;
         printf("%s pid     %u (%s)\n", i == 0 ? "producer" : "consumer", o->pid, alive_name(o));
     }
-    for (i = 0; i < 2; i++)
-        printf("%-16s %s; sleeps: %s; publishes %s\n", i == 0 ? "producer" : "consumer",
-               s->sleeping[i] == 1 ? "asleep" : "awake", kind_name(s->wait_mode[i]),
-               s->fenceless_for[i] != 0 ? "without a fence (peer in its process)"
-                                        : "with a fence");
+    for (i = 0; i < 2; i++) {
+        const shared_ring_owner *o = i == 0 ? &s->owners.producer : &s->owners.consumer;
+        if (o->pid == 0)
+            printf("%-16s not attached\n", i == 0 ? "producer" : "consumer");
+        else
+            printf("%-16s %s; sleeps: %s; publishes %s\n", i == 0 ? "producer" : "consumer",
+                   s->sleeping[i] == 1 ? "asleep" : "awake", kind_name(s->wait_mode[i]),
+                   s->fenceless_for[i] != 0 ? "without a fence (peer in its process)"
+                                            : "with a fence");
+    }
     if (s->sleeping[0] == 1)
         printf("producer wakes   once read_pos >= %llu\n", (unsigned long long)s->wake_pos);
     if (prev != NULL) {
         double dt = s->at - prev->at;
-        long long msgs = count_records(s, prev->write_pos, s->write_pos);
         printf("rate             %.0f bytes/s, ", (double)(s->write_pos - prev->write_pos) / dt);
         if (msgs < 0)
-            printf("messages/s unknown (more than a lap, or records rewritten)\n");
+            printf("messages/s unknown (the ring lapped within 100 us)\n");
         else
             printf("%.0f messages/s\n", (double)msgs / dt);
     }
@@ -212,9 +232,11 @@ static const char *json_alive(const shared_ring_owner *o) {
     return o->alive ? "true" : "false";
 }
 
-static void print_json(const sample *s, const sample *prev) {
+static void print_json(const sample *s, const sample *prev, long long msgs) {
     long long fill = fill_bytes(s);
-    printf("{\"layout_version\":%u,\"capacity\":%llu,\"max_message\":%u,\"write_pos\":%llu,"
+    printf("{");
+    if (prev != NULL) printf("\"time\":\"%s\",", s->utc);
+    printf("\"layout_version\":%u,\"capacity\":%llu,\"max_message\":%u,\"write_pos\":%llu,"
            "\"read_pos\":%llu,\"fill_bytes\":%lld,\"fill_percent\":%.1f,\"closed\":%s,"
            "\"corrupt\":%s,\"producer_sleeping\":%s,\"consumer_sleeping\":%s,"
            "\"producer_sleeps_with\":\"%s\",\"consumer_sleeps_with\":\"%s\"",
@@ -231,7 +253,6 @@ static void print_json(const sample *s, const sample *prev) {
            json_alive(&s->owners.consumer));
     if (prev != NULL) {
         double dt = s->at - prev->at;
-        long long msgs = count_records(s, prev->write_pos, s->write_pos);
         printf(",\"bytes_per_s\":%.0f,\"messages_per_s\":",
                (double)(s->write_pos - prev->write_pos) / dt);
         if (msgs < 0)
@@ -240,6 +261,27 @@ static void print_json(const sample *s, const sample *prev) {
             printf("%.0f", (double)msgs / dt);
     }
     printf("}\n");
+}
+
+/* n + k, or -1 once either is unknown. */
+static long long add_count(long long n, long long k) { return n < 0 || k < 0 ? -1 : n + k; }
+
+/* Sleep `seconds` while following write_pos every 100 us, counting the
+   messages published (so a ring that laps between two samples is still
+   counted, unless it laps within one step). Returns the count, or -1;
+   *pos is where the count ends. */
+static long long follow_writes(const sample *s, double seconds, uint64_t *pos) {
+    const struct timespec step = { 0, 100000 };
+    double end = now_s() + seconds;
+    long long n = 0;
+    while (now_s() < end) {
+        uint64_t next;
+        nanosleep(&step, NULL);
+        next = u64_at(OFF_WRITE_POS);
+        n = add_count(n, count_records(s, *pos, next));
+        *pos = next;
+    }
+    return n;
 }
 
 static int usage(void) {
@@ -265,24 +307,26 @@ static int inspect(void) {
         return 1;
     }
     if (json)
-        print_json(&cur, NULL);
+        print_json(&cur, NULL, 0);
     else
-        print_text(&cur, NULL);
+        print_text(&cur, NULL, 0);
     while (watch > 0) {
-        struct timespec d = { (time_t)watch, (long)((watch - (double)(time_t)watch) * 1e9) };
+        uint64_t pos = cur.write_pos;
+        long long msgs;
         fflush(stdout);
-        nanosleep(&d, NULL);
+        msgs = follow_writes(&cur, watch, &pos);
         prev = cur;
         why = take_sample(&cur);
         if (why != NULL) {
             fprintf(stderr, "%s: %s\n", path, why);
             return 1;
         }
+        msgs = msgs < 0 ? -1 : add_count(msgs, count_records(&cur, pos, cur.write_pos));
         if (json) {
-            print_json(&cur, &prev);
+            print_json(&cur, &prev, msgs);
         } else {
             printf("\n");
-            print_text(&cur, &prev);
+            print_text(&cur, &prev, msgs);
         }
     }
     return 0;
