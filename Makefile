@@ -70,6 +70,10 @@ $(B) $(EB):
 $(B)/%: tests/%.c $(TEST_HDRS) tests/fuzz_main.h | $(B)
 	$(CC) -std=c11 $(CFLAGS) $(WARN) -o $@ $< $(LDFLAGS) $(LIBS)
 
+# The notifier with pipes, as POSIX systems without eventfd make it.
+$(B)/notifier-pipes: tests/notifier.c $(TEST_HDRS) | $(B)
+	$(CC) -std=c11 $(CFLAGS) $(WARN) -DSHARED_RING_NOTIFIER_PIPES -o $@ $< $(LDFLAGS) $(LIBS)
+
 # -Wno-tsan: TSan does not model atomic_thread_fence. Data races are
 # judged by the release/acquire pairs, which it does model; the fences only
 # order the sleep/wake handshake (stores of positions against loads of the
@@ -130,12 +134,14 @@ $(B)/compile-stats-cpp: tests/compile/stats_use.c $(HDR) | $(B)
 
 # The shared memory helpers (SHARED_RING_SHM) under the same strict flags.
 $(B)/compile-shm-c: tests/compile/use.c tests/compile/impl.c $(HDR) | $(B)
-	$(CC) -std=c11 -D_GNU_SOURCE -DSHARED_RING_SHM $(CFLAGS) $(STRICT) -o $@ \
+	$(CC) -std=c11 -D_GNU_SOURCE -DSHARED_RING_SHM -DSHARED_RING_NOTIFIER $(CFLAGS) $(STRICT) -o $@ \
 	    tests/compile/use.c tests/compile/impl.c
 $(B)/compile-shm-cpp-strict: tests/compile/use.cpp tests/compile/impl.cpp $(HDR) | $(B)
-	g++ -std=c++11 -O2 -DSHARED_RING_SHM $(CXX_STRICT) -o $@ tests/compile/use.cpp tests/compile/impl.cpp
+	g++ -std=c++11 -O2 -DSHARED_RING_SHM -DSHARED_RING_NOTIFIER $(CXX_STRICT) -o $@ \
+	    tests/compile/use.cpp tests/compile/impl.cpp
 $(B)/compile-shm-cpp-everything: tests/compile/use.cpp tests/compile/impl.cpp $(HDR) | $(B)
-	clang++ -std=c++17 -O2 -DSHARED_RING_SHM -Weverything $(CLANG_EVERYTHING_EXCEPT) -Werror -o $@ \
+	clang++ -std=c++17 -O2 -DSHARED_RING_SHM -DSHARED_RING_NOTIFIER -Weverything \
+	    $(CLANG_EVERYTHING_EXCEPT) -Werror -o $@ \
 	    tests/compile/use.cpp tests/compile/impl.cpp
 
 COMPILE_TESTS = compile-c compile-c-gnu compile-cpp compile-cpp-uses-c-impl compile-static \
@@ -233,7 +239,7 @@ OS_TESTS = $(B)/os_wait $(B)/clock_fail $(B)/mixed_builds $(B)/ulock-ulock_timeo
 # Every suite runs even when one fails; tests/suites.sh ends with one line,
 # "make test: N passed, M failed", and fails if M > 0.
 test: $(B)/unit $(B)/results $(B)/stress $(B)/fenced-stress $(B)/crash $(B)/liveness $(B)/mutate \
-      $(B)/wakeup_hole $(B)/shm_trust $(B)/kernel_lock \
+      $(B)/wakeup_hole $(B)/shm_trust $(B)/kernel_lock $(B)/notifier $(B)/notifier-pipes \
       $(OS_TESTS) \
       $(addprefix $(B)/,$(COMPILE_TESTS)) $(addprefix $(B)/fuzz_,$(FUZZ_TARGETS)) examples
 	@sh tests/suites.sh \
@@ -252,6 +258,8 @@ test: $(B)/unit $(B)/results $(B)/stress $(B)/fenced-stress $(B)/crash $(B)/live
 	    "./$(B)/liveness" \
 	    "./$(B)/shm_trust" \
 	    "./$(B)/kernel_lock" \
+	    "./$(B)/notifier" \
+	    "./$(B)/notifier-pipes" \
 	    "$(MAKE) --no-print-directory compile-tests" \
 	    "$(MAKE) --no-print-directory fuzz-replay" \
 	    "$(MAKE) --no-print-directory run-examples" \

@@ -50,6 +50,9 @@
    Shared memory (define SHARED_RING_SHM):
      shared_ring_shm_open(&shm, name, size, ns)  shared_ring_shm_anonymous(&shm, size)
      shared_ring_shm_map_fd(&shm, fd)  shared_ring_shm_close(&shm)  shared_ring_shm_unlink(name)
+   Event-loop descriptors (define SHARED_RING_NOTIFIER):
+     shared_ring_notifier_open(&n)  shared_ring_notifier_options(&n, end, &options)
+     shared_ring_notifier_clear(&n, end)  shared_ring_notifier_close(&n)
    Options (shared_ring_options; every zero field is its default, so {0},
    NULL and SHARED_RING_OPTIONS_INIT attach alike; SHARED_RING_OFF is a
    numeric option's own zero):
@@ -386,6 +389,10 @@
                                (shared_ring_shm_open and friends). POSIX
                                builds need _GNU_SOURCE or _POSIX_C_SOURCE
                                200809L defined before the first include.
+   SHARED_RING_NOTIFIER        global: the event-loop notifier
+                               (shared_ring_notifier_open and friends).
+   SHARED_RING_NOTIFIER_PIPES  implementation file only: notifier ends are
+                               pipes, not eventfds, on Linux too.
    SHARED_RING_NO_MEMBARRIER   implementation file only: never publish without
                                a fence (no membarrier registration on Linux).
    SHARED_RING_SHM_MODE        implementation file only: the mode of objects
@@ -1156,6 +1163,66 @@ SHARED_RING_API int shared_ring_shm_close(shared_ring_shm *shm);
    object: errno ENOENT; or refused). */
 SHARED_RING_API int shared_ring_shm_unlink(const char *name);
 #endif /* SHARED_RING_SHM */
+
+#ifdef SHARED_RING_NOTIFIER
+/* ---- a descriptor an event loop can wait on (define SHARED_RING_NOTIFIER) --
+   Optional, compiled only with SHARED_RING_NOTIFIER defined (everywhere the
+   header is included). Each side gets something its own loop can wait on:
+   an eventfd on Linux, a pipe elsewhere on POSIX, an auto-reset event on
+   Windows. Attach each side with the options shared_ring_notifier_options
+   fills for it: the peer's wake-ups then make that side's descriptor
+   readable. A consumer's loop, with n.fd[SHARED_RING_CONSUMER_END] in its
+   epoll / poll / libuv / io_uring set:
+
+       for (;;) {
+           int r = shared_ring_read_some(&c, on_message, user);
+           if (r == SHARED_RING_EMPTY) r = shared_ring_arm(&c);
+           if (r >= 1) continue;                  // read (more) first
+           if (r != SHARED_RING_OK) break;        // CLOSED, PEER_GONE, an error
+           ... the loop sleeps until the descriptor is readable ...
+           shared_ring_notifier_clear(&n, SHARED_RING_CONSUMER_END);
+       }
+
+   Blocking calls (a producer's write waiting for room, a consumer's read
+   with a timeout) wait on the same descriptors. Between processes a
+   notifier is just its descriptors: a process that has them (inherited
+   by fork, or passed over a UNIX socket with SCM_RIGHTS: every distinct
+   one of fd[] and signal_fd[]; Windows: DuplicateHandle of event[]) fills
+   a shared_ring_notifier with them and uses it as its own. The notifier
+   must outlive the handles attached with its options. */
+enum { SHARED_RING_CONSUMER_END = 0, SHARED_RING_PRODUCER_END = 1 };
+typedef struct shared_ring_notifier {
+    int fd[2];        /* POSIX: wait for it to be readable: [CONSUMER_END] the
+                         consumer should look (a message, the end, its peer
+                         gone), [PRODUCER_END] the producer has room; -1 on
+                         Windows */
+    int signal_fd[2]; /* POSIX: written to make fd[i] readable (the eventfd
+                         itself, or the pipe's write end); -1 on Windows */
+    void *event[2];   /* Windows: auto-reset events (WaitForMultipleObjects);
+                         NULL elsewhere */
+} shared_ring_notifier;
+
+/* Make the two descriptors (or events). Either side. *n is filled with -1
+   and NULL on failure.
+   Returns: OK; ERR_ARG (n NULL); ERR_SYSTEM (errno / GetLastError). */
+SHARED_RING_API int shared_ring_notifier_open(shared_ring_notifier *n);
+
+/* Set o->wait, o->wake and o->hook_user for the side `end` (the rest of *o
+   is left as it is); attach that side with *o. Either side; never blocks.
+   Returns: OK; ERR_ARG (n or o NULL, or end neither CONSUMER_END nor
+   PRODUCER_END). */
+SHARED_RING_API int shared_ring_notifier_options(shared_ring_notifier *n, int end,
+                                                 shared_ring_options *o);
+
+/* After the loop saw fd[end] readable: make it not readable again (read
+   what was written), before reading the ring. Never blocks.
+   Returns: OK; ERR_ARG (n NULL, or a bad end). */
+SHARED_RING_API int shared_ring_notifier_clear(shared_ring_notifier *n, int end);
+
+/* Close the descriptors (events). Detach the handles first. Either side.
+   Returns: OK; ERR_ARG (n NULL); ERR_SYSTEM (a close failed). */
+SHARED_RING_API int shared_ring_notifier_close(shared_ring_notifier *n);
+#endif /* SHARED_RING_NOTIFIER */
 
 #ifdef __cplusplus
 }
@@ -4606,6 +4673,174 @@ SHARED_RING_API int shared_ring_shm_unlink(const char *name) {
 }
 #endif
 #endif /* SHARED_RING_SHM */
+
+#ifdef SHARED_RING_NOTIFIER
+/* ---- the notifier ------------------------------------------------------------ */
+#if defined(_WIN32)
+static void srng_notifier_reset(shared_ring_notifier *n) {
+    n->fd[0] = n->fd[1] = n->signal_fd[0] = n->signal_fd[1] = -1;
+    n->event[0] = n->event[1] = SRNG_NULL;
+}
+
+SHARED_RING_API int shared_ring_notifier_open(shared_ring_notifier *n) {
+    int i;
+    if (n == SRNG_NULL) return SHARED_RING_ERR_ARG;
+    srng_notifier_reset(n);
+    for (i = 0; i < 2; i++) {
+        n->event[i] = CreateEventW(SRNG_NULL, FALSE, FALSE, SRNG_NULL); /* auto-reset */
+        if (n->event[i] == SRNG_NULL) {
+            (void)shared_ring_notifier_close(n);
+            return SHARED_RING_ERR_SYSTEM;
+        }
+    }
+    return SHARED_RING_OK;
+}
+
+static void srng_notifier_signal(shared_ring_notifier *n, int end) { (void)SetEvent(n->event[end]); }
+
+static void srng_notifier_sleep(shared_ring_notifier *n, int end, uint64_t timeout_ns) {
+    DWORD ms = timeout_ns == SHARED_RING_FOREVER ? INFINITE
+               : timeout_ns / 1000000u >= 0xFFFFFFFEu
+                   ? 0xFFFFFFFEu
+                   : SRNG_CAST(DWORD, (timeout_ns + 999999u) / 1000000u);
+    (void)WaitForSingleObject(n->event[end], ms);
+}
+
+SHARED_RING_API int shared_ring_notifier_clear(shared_ring_notifier *n, int end) {
+    if (n == SRNG_NULL || (end != 0 && end != 1)) return SHARED_RING_ERR_ARG;
+    (void)ResetEvent(n->event[end]);
+    return SHARED_RING_OK;
+}
+
+SHARED_RING_API int shared_ring_notifier_close(shared_ring_notifier *n) {
+    int ok = 1, i;
+    if (n == SRNG_NULL) return SHARED_RING_ERR_ARG;
+    for (i = 0; i < 2; i++)
+        if (n->event[i] != SRNG_NULL) ok &= CloseHandle(n->event[i]) != 0;
+    srng_notifier_reset(n);
+    return ok ? SHARED_RING_OK : SHARED_RING_ERR_SYSTEM;
+}
+#else
+#include <fcntl.h>
+#include <poll.h>
+#include <unistd.h>
+#if defined(__linux__) && !defined(SHARED_RING_NOTIFIER_PIPES)
+#include <sys/eventfd.h>
+#endif
+
+static void srng_notifier_reset(shared_ring_notifier *n) {
+    n->fd[0] = n->fd[1] = n->signal_fd[0] = n->signal_fd[1] = -1;
+    n->event[0] = n->event[1] = SRNG_NULL;
+}
+
+/* One end: an eventfd (Linux), else a pipe; non-blocking, close-on-exec. */
+static int srng_notifier_end(shared_ring_notifier *n, int end) {
+#if defined(__linux__) && !defined(SHARED_RING_NOTIFIER_PIPES)
+    n->fd[end] = n->signal_fd[end] = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    return n->fd[end] >= 0;
+#else
+    int p[2], i;
+    if (pipe(p) != 0) return 0;
+    for (i = 0; i < 2; i++)
+        if (fcntl(p[i], F_SETFL, O_NONBLOCK) != 0 || fcntl(p[i], F_SETFD, FD_CLOEXEC) != 0) {
+            close(p[0]);
+            close(p[1]);
+            return 0;
+        }
+    n->fd[end] = p[0];
+    n->signal_fd[end] = p[1];
+    return 1;
+#endif
+}
+
+SHARED_RING_API int shared_ring_notifier_open(shared_ring_notifier *n) {
+    if (n == SRNG_NULL) return SHARED_RING_ERR_ARG;
+    srng_notifier_reset(n);
+    if (srng_notifier_end(n, 0) && srng_notifier_end(n, 1)) return SHARED_RING_OK;
+    (void)shared_ring_notifier_close(n);
+    return SHARED_RING_ERR_SYSTEM;
+}
+
+/* Make fd[end] readable. A full pipe or an eventfd near its limit is
+   readable already: a failed write loses nothing. */
+static void srng_notifier_signal(shared_ring_notifier *n, int end) {
+    uint64_t one = 1;
+    if (write(n->signal_fd[end], &one, n->fd[end] == n->signal_fd[end] ? sizeof one : 1u) < 0) {
+    }
+}
+
+static void srng_notifier_sleep(shared_ring_notifier *n, int end, uint64_t timeout_ns) {
+    struct pollfd pfd;
+    int ms = timeout_ns == SHARED_RING_FOREVER      ? -1
+             : timeout_ns / 1000000u >= INT_MAX - 1 ? INT_MAX
+                                                    : SRNG_CAST(int, (timeout_ns + 999999u) / 1000000u);
+    pfd.fd = n->fd[end];
+    pfd.events = POLLIN;
+    pfd.revents = 0;
+    if (poll(&pfd, 1, ms) > 0) (void)shared_ring_notifier_clear(n, end);
+}
+
+SHARED_RING_API int shared_ring_notifier_clear(shared_ring_notifier *n, int end) {
+    unsigned char buf[64];
+    if (n == SRNG_NULL || (end != 0 && end != 1)) return SHARED_RING_ERR_ARG;
+    /* An eventfd reads whole (8 bytes); a pipe until it is empty. */
+    while (read(n->fd[end], buf, sizeof buf) > 0 && n->fd[end] != n->signal_fd[end]) {
+    }
+    return SHARED_RING_OK;
+}
+
+SHARED_RING_API int shared_ring_notifier_close(shared_ring_notifier *n) {
+    int ok = 1, i;
+    if (n == SRNG_NULL) return SHARED_RING_ERR_ARG;
+    for (i = 0; i < 2; i++) {
+        if (n->signal_fd[i] >= 0 && n->signal_fd[i] != n->fd[i]) ok &= close(n->signal_fd[i]) == 0;
+        if (n->fd[i] >= 0) ok &= close(n->fd[i]) == 0;
+    }
+    srng_notifier_reset(n);
+    return ok ? SHARED_RING_OK : SHARED_RING_ERR_SYSTEM;
+}
+#endif
+
+/* The hooks: a side sleeps on its own end while its word still holds what
+   it announced, and wakes its peer through the peer's end. */
+static void srng_notifier_wait(void *user, void *addr, uint32_t expected, uint64_t timeout_ns,
+                               int end) {
+    if (SRNG_LOAD(SRNG_CAST(srng_au32 *, addr), acquire) != expected) return;
+    srng_notifier_sleep(SRNG_CAST(shared_ring_notifier *, user), end, timeout_ns);
+}
+static void srng_notifier_wait_consumer(void *user, void *addr, uint32_t expected,
+                                        uint64_t timeout_ns) {
+    srng_notifier_wait(user, addr, expected, timeout_ns, SHARED_RING_CONSUMER_END);
+}
+static void srng_notifier_wait_producer(void *user, void *addr, uint32_t expected,
+                                        uint64_t timeout_ns) {
+    srng_notifier_wait(user, addr, expected, timeout_ns, SHARED_RING_PRODUCER_END);
+}
+static void srng_notifier_wake_consumer(void *user, void *addr) {
+    (void)addr;
+    srng_notifier_signal(SRNG_CAST(shared_ring_notifier *, user), SHARED_RING_CONSUMER_END);
+}
+static void srng_notifier_wake_producer(void *user, void *addr) {
+    (void)addr;
+    srng_notifier_signal(SRNG_CAST(shared_ring_notifier *, user), SHARED_RING_PRODUCER_END);
+}
+
+SHARED_RING_API int shared_ring_notifier_options(shared_ring_notifier *n, int end,
+                                                 shared_ring_options *o) {
+    if (n == SRNG_NULL || o == SRNG_NULL) return SHARED_RING_ERR_ARG;
+    if (end == SHARED_RING_CONSUMER_END) {
+        o->wait = srng_notifier_wait_consumer;
+        o->wake = srng_notifier_wake_producer; /* a consumer wakes its producer */
+    } else if (end == SHARED_RING_PRODUCER_END) {
+        o->wait = srng_notifier_wait_producer;
+        o->wake = srng_notifier_wake_consumer;
+    } else {
+        return SHARED_RING_ERR_ARG;
+    }
+    o->hook_user = n;
+    return SHARED_RING_OK;
+}
+#endif /* SHARED_RING_NOTIFIER */
 
 #endif /* SHARED_RING_IMPLEMENTATION_DONE */
 #endif /* SHARED_RING_IMPLEMENTATION */

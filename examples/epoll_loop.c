@@ -1,23 +1,23 @@
 /* A consumer that sleeps in its own event loop (epoll) instead of in the
-   library: each side sleeps on an eventfd of its own, and its peer's wake
-   hook writes to it. Before each epoll_wait the consumer arms
-   (shared_ring_arm): armed means the producer's next publish will signal
-   the eventfd; "ready" means read first. Run twice: between two threads,
-   and between two processes, the eventfds passed to the producer process
-   over a UNIX socket (SCM_RIGHTS). Every message is checked. Linux only.
+   library, through a notifier (SHARED_RING_NOTIFIER): one eventfd per
+   side, which the peer's wake-ups make readable. Before each epoll_wait
+   the consumer arms (shared_ring_arm): armed means the producer's next
+   publish will signal the eventfd; "ready" means read first. Run twice:
+   between two threads, and between two processes, the notifier's
+   eventfds passed to the producer process over a UNIX socket (SCM_RIGHTS).
+   Every message is checked. Linux only (epoll).
 
    usage: epoll_loop [MESSAGES]   (default 200000 each way) */
 #define _GNU_SOURCE
+#define SHARED_RING_NOTIFIER
 #define SHARED_RING_IMPLEMENTATION
 #include "shared_ring.h"
 
-#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -27,40 +27,10 @@
 
 static uint64_t messages = 200000;
 
-/* One side's descriptors: the eventfd it sleeps on, the one it signals. */
-typedef struct side_fds {
-    int sleep_on;
-    int wake;
-} side_fds;
-
-static void eventfd_wait(void *user, void *addr, uint32_t expected, uint64_t timeout_ns) {
-    const side_fds *f = user;
-    struct pollfd pfd = { f->sleep_on, POLLIN, 0 };
-    uint64_t count;
-    if (__atomic_load_n((uint32_t *)addr, __ATOMIC_ACQUIRE) != expected) return;
-    if (poll(&pfd, 1, timeout_ns >= 1000000000u ? 1000 : (int)(timeout_ns / 1000000u) + 1) > 0)
-        if (read(f->sleep_on, &count, sizeof count) < 0) { /* already drained */
-        }
-}
-
-static void eventfd_wake(void *user, void *addr) {
-    const side_fds *f = user;
-    uint64_t one = 1;
-    (void)addr;
-    if (write(f->wake, &one, sizeof one) < 0) perror("eventfd write");
-}
-
-static shared_ring_options hooks(side_fds *f) {
-    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
-    o.wait = eventfd_wait;
-    o.wake = eventfd_wake;
-    o.hook_user = f;
-    return o;
-}
-
-static int produce(void *region, size_t size, side_fds f) {
+static int produce(void *region, size_t size, shared_ring_notifier *n) {
     shared_ring_producer p;
-    shared_ring_options o = hooks(&f);
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
+    shared_ring_notifier_options(n, SHARED_RING_PRODUCER_END, &o);
     if (shared_ring_attach_producer(&p, region, size, &o) != SHARED_RING_OK) return 1;
     for (uint64_t i = 0; i < messages; i++)
         if (shared_ring_write_bytes(&p, &i, sizeof i, SHARED_RING_FOREVER) != SHARED_RING_OK)
@@ -80,16 +50,17 @@ static int expect_next(void *user, const void *data, size_t len) {
 }
 
 /* The event loop: read what is there; when nothing, arm; if armed, sleep in
-   epoll_wait until the producer's wake hook writes to our eventfd. */
-static int consume(void *region, size_t size, side_fds f, unsigned long *sleeps) {
+   epoll_wait until the producer's publish makes our end readable. */
+static int consume(void *region, size_t size, shared_ring_notifier *n, unsigned long *sleeps) {
     shared_ring_consumer c;
-    shared_ring_options o = hooks(&f);
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
     struct epoll_event ev = { .events = EPOLLIN };
-    uint64_t next = 0, count;
+    uint64_t next = 0;
     int ep = epoll_create1(0), r;
+    shared_ring_notifier_options(n, SHARED_RING_CONSUMER_END, &o);
     if (shared_ring_attach_consumer(&c, region, size, &o) != SHARED_RING_OK) return 1;
-    ev.data.fd = f.sleep_on;
-    if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, f.sleep_on, &ev) != 0) return 1;
+    ev.data.fd = n->fd[SHARED_RING_CONSUMER_END];
+    if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, ev.data.fd, &ev) != 0) return 1;
     for (;;) {
         r = shared_ring_read_some(&c, expect_next, &next);
         if (r > 0) continue;
@@ -97,8 +68,7 @@ static int consume(void *region, size_t size, side_fds f, unsigned long *sleeps)
         if (r == 1) continue;                             /* a message came in while arming */
         if (r != SHARED_RING_OK) break;                   /* CLOSED at the end */
         if (epoll_wait(ep, &ev, 1, 10000) != 1) return 1; /* 10 s: a lost wake-up */
-        if (read(f.sleep_on, &count, sizeof count) < 0) { /* drained elsewhere */
-        }
+        shared_ring_notifier_clear(n, SHARED_RING_CONSUMER_END);
         ++*sleeps;
     }
     close(ep);
@@ -110,28 +80,31 @@ static int consume(void *region, size_t size, side_fds f, unsigned long *sleeps)
 typedef struct thread_args {
     void *region;
     size_t size;
-    side_fds fds;
+    shared_ring_notifier *notifier;
     int result;
 } thread_args;
 
 static void *producer_thread(void *arg) {
     thread_args *a = arg;
-    a->result = produce(a->region, a->size, a->fds);
+    a->result = produce(a->region, a->size, a->notifier);
     return NULL;
 }
 
 static int between_threads(void) {
     size_t size = shared_ring_region_size(CAPACITY, 0);
     void *region = aligned_alloc(128, size);
-    int to_consumer = eventfd(0, EFD_NONBLOCK), to_producer = eventfd(0, EFD_NONBLOCK);
-    thread_args a = { region, size, { to_producer, to_consumer }, 1 };
+    shared_ring_notifier n;
+    thread_args a = { region, size, &n, 1 };
     unsigned long sleeps = 0;
     pthread_t t;
     int r;
-    if (!region || shared_ring_format(region, size, CAPACITY, 0) != SHARED_RING_OK) return 1;
+    if (!region || shared_ring_format(region, size, CAPACITY, 0) != SHARED_RING_OK ||
+        shared_ring_notifier_open(&n) != SHARED_RING_OK)
+        return 1;
     pthread_create(&t, NULL, producer_thread, &a);
-    r = consume(region, size, (side_fds){ to_consumer, to_producer }, &sleeps);
+    r = consume(region, size, &n, &sleeps);
     pthread_join(t, NULL);
+    shared_ring_notifier_close(&n);
     printf("threads: %llu messages in order, consumer slept in epoll %lu times\n",
            (unsigned long long)messages, sleeps);
     free(region);
@@ -177,19 +150,21 @@ static int between_processes(void) {
     if (region == MAP_FAILED || shared_ring_format(region, size, CAPACITY, 0) != SHARED_RING_OK ||
         socketpair(AF_UNIX, SOCK_STREAM, 0, sock) != 0)
         return 1;
+    shared_ring_notifier n;
     child = fork();
-    if (child == 0) { /* the producer: gets its eventfds from the consumer */
+    if (child == 0) { /* the producer: the notifier is the descriptors it receives */
         close(sock[0]);
         if (receive_fds(sock[1], fds) != 0) _exit(1);
-        _exit(produce(region, size, (side_fds){ fds[0], fds[1] }));
+        n.fd[0] = n.signal_fd[0] = fds[0]; /* eventfds: each is its own signal */
+        n.fd[1] = n.signal_fd[1] = fds[1];
+        _exit(produce(region, size, &n));
     }
     close(sock[1]);
-    /* created after the fork, so the child can only have them through the socket */
-    fds[0] = eventfd(0, EFD_NONBLOCK); /* the producer sleeps on this one */
-    fds[1] = eventfd(0, EFD_NONBLOCK); /* the consumer sleeps on this one */
-    if (send_fds(sock[0], fds) != 0) return 1;
-    r = consume(region, size, (side_fds){ fds[1], fds[0] }, &sleeps);
+    /* made after the fork, so the child can only have it through the socket */
+    if (shared_ring_notifier_open(&n) != SHARED_RING_OK || send_fds(sock[0], n.fd) != 0) return 1;
+    r = consume(region, size, &n, &sleeps);
     waitpid(child, &status, 0);
+    shared_ring_notifier_close(&n);
     printf("processes: %llu messages in order, consumer slept in epoll %lu times\n",
            (unsigned long long)messages, sleeps);
     munmap(region, size);

@@ -8,6 +8,7 @@
 #endif
 #define SHARED_RING_IMPLEMENTATION
 #define SHARED_RING_SHM
+#define SHARED_RING_NOTIFIER
 #include "shared_ring.h"
 
 #include <malloc.h>
@@ -26,6 +27,8 @@ int quickstart(void) {
     shared_ring_producer p;
     shared_ring_consumer c;
     shared_ring_shm shm;
+    shared_ring_notifier n;
+    shared_ring_options o = shared_ring_default_options();
     int count = 0;
     if (region == SHARED_RING_NULLPTR) return 1;
     shared_ring_format(region, size, 1 << 16, 0);
@@ -36,6 +39,11 @@ int quickstart(void) {
     while (shared_ring_read(&c, count_message, &count, SHARED_RING_FOREVER) >= 0) {
     }
     _aligned_free(region);
+    if (shared_ring_notifier_open(&n) == SHARED_RING_OK) {
+        shared_ring_notifier_options(&n, SHARED_RING_CONSUMER_END, &o);
+        shared_ring_notifier_clear(&n, SHARED_RING_CONSUMER_END);
+        shared_ring_notifier_close(&n);
+    }
     if (shared_ring_shm_open(&shm, "Local\\shared_ring_quickstart", size, 0) == SHARED_RING_OK)
         shared_ring_shm_close(&shm);
     return count == 1 ? 0 : 1;
