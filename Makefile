@@ -5,8 +5,10 @@
 #   make stress  10^8 messages between threads (TSan), 10^7 between processes
 #   make matrix  every standard, compiler, architecture and libc we have tools for
 #   make bench   build and run the benchmark (the project's main job)
-#   make instructions   callgrind: instructions per 64-byte message, one
-#                thread (INSTR_HEADER=path compares another shared_ring.h)
+#   make instructions [AERON=path]   callgrind: instructions per 64-byte
+#                message, one thread: implementation in the caller's file and
+#                in its own, gcc/clang, a read per 1 and per 16 messages, and
+#                Aeron's ring in the same loop (INSTR_HEADER=path: another header)
 #   make peers AERON=path   side by side with Aeron's C SPSC ring
 #   make alone   each side's calls timed alone, one thread, against the same
 #                copy written inline (64 B and 256 B)
@@ -296,12 +298,9 @@ bench: bench/bench
 # Exact instruction counts (valgrind), which do not drift with machine noise.
 INSTR_HEADER ?= ../shared_ring.h
 INSTR_MESSAGES ?= 1000000
-instructions: bench/instructions.c $(HDR) | $(B)
-	$(CC) -std=c11 -O3 -g $(WARN) -DSHARED_RING_HEADER='"$(INSTR_HEADER)"' \
-	    -o $(B)/instructions bench/instructions.c
-	valgrind --tool=callgrind --toggle-collect=run_loop --callgrind-out-file=$(B)/callgrind.out \
-	    ./$(B)/instructions $(INSTR_MESSAGES) 64 2>&1 | \
-	    awk '/Collected/ { printf "instructions per 64-byte message (write_bytes + read_some, one thread): %.1f\n", $$4 / $(INSTR_MESSAGES) }'
+instructions: bench/instructions.c bench/instructions_impl.c $(HDR) | $(B)
+	AERON="$(AERON)" INSTR_MESSAGES=$(INSTR_MESSAGES) INSTR_HEADER="$(INSTR_HEADER)" \
+	    sh bench/instructions.sh
 
 peers:
 	sh bench/peers/aeron.sh "$(AERON)"

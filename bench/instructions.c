@@ -1,15 +1,24 @@
 /* instructions: the single-thread loop whose instruction count callgrind
-   measures (make instructions). One thread writes BATCH messages of SIZE
-   bytes with shared_ring_write_bytes, then drains them with one
-   shared_ring_read_some whose callback copies each message out, like the
-   benchmark's consumer. Only run_loop() is counted (--toggle-collect), so
-   set-up and the process's start do not blur the per-message figure.
+   measures (make instructions, bench/instructions.sh). One thread writes
+   BATCH messages of SIZE bytes with shared_ring_write_bytes, then drains
+   them with one shared_ring_read_some whose callback copies each message
+   out, like the benchmark's consumer. Only run_loop() is counted
+   (--toggle-collect), so set-up and the process's start do not blur the
+   per-message figure.
 
-   instructions [MESSAGES] [SIZE]   (defaults 1000000, 64)
+   Built two ways: with the implementation in this file (the compiler may
+   inline all of it into the loop), and with -DSEPARATE_IMPLEMENTATION,
+   linked to bench/instructions_impl.c, as users of an stb-style header
+   build it: the implementation in its own translation unit, so only what
+   the header's declaration part makes inline can be.
+
+   instructions [MESSAGES] [SIZE] [BATCH]   (defaults 1000000, 64, 16)
 
    Build against another copy of the header with
    -DSHARED_RING_HEADER='"path/to/shared_ring.h"' to compare versions. */
+#ifndef SEPARATE_IMPLEMENTATION
 #define SHARED_RING_IMPLEMENTATION
+#endif
 #ifndef SHARED_RING_HEADER
 #define SHARED_RING_HEADER "../shared_ring.h"
 #endif
@@ -19,7 +28,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define BATCH 16
 #define RING (64u * 1024u)
 
 typedef struct sink {
@@ -41,10 +49,11 @@ static int take(void *user, const void *data, size_t len) {
 #define RUN_LOOP_ATTRIBUTES __attribute__((noinline, noclone))
 #endif
 RUN_LOOP_ATTRIBUTES uint64_t run_loop(shared_ring_producer *p, shared_ring_consumer *c,
-                                      const void *msg, size_t size, uint64_t messages, sink *s) {
+                                      const void *msg, size_t size, uint64_t messages,
+                                      unsigned batch, sink *s) {
     uint64_t delivered = 0;
-    for (uint64_t sent = 0; sent < messages; sent += BATCH) {
-        for (int i = 0; i < BATCH; i++) shared_ring_write_bytes(p, msg, size, 0);
+    for (uint64_t sent = 0; sent < messages; sent += batch) {
+        for (unsigned i = 0; i < batch; i++) shared_ring_write_bytes(p, msg, size, 0);
         delivered += (uint64_t)shared_ring_read_some(c, take, s);
     }
     return delivered;
@@ -53,6 +62,7 @@ RUN_LOOP_ATTRIBUTES uint64_t run_loop(shared_ring_producer *p, shared_ring_consu
 int main(int argc, char **argv) {
     uint64_t messages = argc > 1 ? strtoull(argv[1], NULL, 10) : 1000000u;
     size_t size = argc > 2 ? (size_t)strtoull(argv[2], NULL, 10) : 64u;
+    unsigned batch = argc > 3 ? (unsigned)strtoul(argv[3], NULL, 10) : 16u;
     size_t bytes = shared_ring_region_size(RING, 0);
     void *region = aligned_alloc(4096, bytes);
     unsigned char msg[4096];
@@ -60,8 +70,9 @@ int main(int argc, char **argv) {
     shared_ring_producer p;
     shared_ring_consumer c;
     uint64_t got;
-    if (region == NULL || size > sizeof msg || messages % BATCH != 0) {
-        fprintf(stderr, "usage: instructions [MESSAGES, a multiple of %d] [SIZE <= 4096]\n", BATCH);
+    if (region == NULL || size > sizeof msg || batch == 0 || batch > 64 || messages % batch != 0) {
+        fprintf(stderr, "usage: instructions [MESSAGES, a multiple of BATCH] [SIZE <= 4096] "
+                        "[BATCH 1..64]\n");
         return 2;
     }
     memset(msg, 'x', size);
@@ -71,7 +82,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "instructions: set-up failed\n");
         return 1;
     }
-    got = run_loop(&p, &c, msg, size, messages, &s);
+    got = run_loop(&p, &c, msg, size, messages, batch, &s);
     printf("%llu messages of %zu bytes delivered\n", (unsigned long long)got, size);
     free(region);
     return got == messages ? 0 : 1;

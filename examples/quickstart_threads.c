@@ -29,7 +29,7 @@ static int on_message(void *user, const void *data, size_t len) {
 
 int main(void) {
     size_t size = shared_ring_region_size(1 << 16, 0);
-    void *region = aligned_alloc(128, size);
+    void *region = aligned_alloc(128, size); /* MSVC: _aligned_malloc, _aligned_free */
     shared_ring_format(region, size, 1 << 16, 0); /* 0: default max message */
 
     pthread_t t;

@@ -14,32 +14,7 @@ if [ -z "$aeron" ]; then
     echo "aeron peer: skipped (give the path of an Aeron checkout: sh bench/peers/aeron.sh PATH)"
     exit 0
 fi
-src="$aeron/aeron-client/src/main/c"
-rb="$src/concurrent/aeron_spsc_rb.c"
-[ -f "$rb" ] || { echo "aeron peer: $rb not found" >&2; exit 2; }
-work=${TMPDIR:-/tmp}/shared_ring_aeron_peer.$$
-trap 'rm -rf "$work"' EXIT
-mkdir -p "$work"
-cp -R "$src" "$work/c"
-fixed="$work/c/concurrent/aeron_spsc_rb.c"
-# aeron_spsc_rb_claim_capacity ends with its result; the unfixed copy
-# returns record_index there, which is 0 (not -1) when neither end had room.
-last=$(awk '/aeron_spsc_rb_claim_capacity\(/{f=1} f&&/^}/{print n; exit} f&&/return/{n=$0}' "$fixed" | tr -d ' ')
-case "$last" in
-    "return(int32_t)record_index;")
-        awk '/aeron_spsc_rb_claim_capacity\(/{f=1}
-             f&&/return \(int32_t\)record_index;/{last=NR}
-             {line[NR]=$0}
-             f&&/^}/{f=0}
-             END{for(i=1;i<=NR;i++){if(i==last) sub(/return \(int32_t\)record_index;/,"return write_index;",line[i]); print line[i]}}' \
-            "$fixed" > "$fixed.new" && mv "$fixed.new" "$fixed"
-        echo "aeron peer: applied the PR #2015 fix (claim returns write_index)";;
-    "returnwrite_index;")
-        echo "aeron peer: this copy already has the PR #2015 fix";;
-    *)
-        echo "aeron peer: aeron_spsc_rb_claim_capacity ends in '$last': not a version this script knows; refusing" >&2
-        exit 2;;
-esac
+. "$here/aeron_prepare.sh" # sets $work (a fixed copy in $work/c) and $fixed
 ${CC:-cc} -std=gnu11 -O3 -g -w -I"$work/c" -o "$work/aeron_vs_shared" "$here/aeron_vs_shared.c" \
     "$fixed" -lpthread
 (cd "$aeron" && git rev-parse --short HEAD 2>/dev/null | sed 's/^/aeron peer: Aeron commit /') || true
