@@ -107,6 +107,10 @@ $(B)/ulock-%: tests/%.c tests/ulock_stub.c $(TEST_HDRS) | $(B)
 # misspelt SHARED_RING_IMPLEMENTATION fails to link.
 $(B)/compile-c: tests/compile/use.c tests/compile/impl.c $(HDR) | $(B)
 	$(CC) -std=c11 $(CFLAGS) $(STRICT) -o $@ tests/compile/use.c tests/compile/impl.c
+# -O3 inlines more, and gcc's maybe-uninitialized looks further
+$(B)/compile-c-O3: tests/compile/use.c tests/compile/impl.c $(HDR) | $(B)
+	$(CC) -std=c11 -O3 -DSHARED_RING_SHM -DSHARED_RING_NOTIFIER -D_GNU_SOURCE $(STRICT) -o $@ \
+	    tests/compile/use.c tests/compile/impl.c
 $(B)/compile-c-gnu: tests/compile/use.c tests/compile/impl.c $(HDR) | $(B)
 	$(CC) -std=gnu11 $(CFLAGS) $(STRICT) -o $@ tests/compile/use.c tests/compile/impl.c
 $(B)/compile-cpp: tests/compile/use.cpp tests/compile/impl.cpp $(HDR) | $(B)
@@ -146,7 +150,7 @@ $(B)/compile-shm-cpp-everything: tests/compile/use.cpp tests/compile/impl.cpp $(
 	    $(CLANG_EVERYTHING_EXCEPT) -Werror -o $@ \
 	    tests/compile/use.cpp tests/compile/impl.cpp
 
-COMPILE_TESTS = compile-c compile-c-gnu compile-cpp compile-cpp-uses-c-impl compile-static \
+COMPILE_TESTS = compile-c compile-c-O3 compile-c-gnu compile-cpp compile-cpp-uses-c-impl compile-static \
                 compile-cpp-strict compile-cpp-everything compile-stats-c compile-stats-cpp \
                 compile-shm-c compile-shm-cpp-strict compile-shm-cpp-everything
 

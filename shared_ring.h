@@ -2779,7 +2779,9 @@ static shared_ring_options srng_resolve_options(const shared_ring_options *given
 static int srng_attach_side(shared_ring_side *s, void *region, size_t region_size,
                             const shared_ring_options *opt, unsigned id_off) {
     srng_geometry g;
-    int r = srng_read_geometry(region, region_size, &g);
+    int r;
+    memset(&g, 0, sizeof g); /* set on every path that uses it; gcc -O3 cannot tell */
+    r = srng_read_geometry(region, region_size, &g);
     s->lock_fd = -1;
     if (r != SHARED_RING_OK) return r;
     if (opt->resume_percent > 100u)

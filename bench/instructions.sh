@@ -26,7 +26,7 @@ count() { # PROGRAM: instructions per message in run_loop
 build() { # CC OPT NAME: the two shared_ring builds, and Aeron's when given
     dbg=-g
     [ "$1" = clang ] && dbg=-gdwarf-4 # what this valgrind reads
-    flags="-std=c11 $2 $dbg -DSHARED_RING_HEADER=\"$HEADER\""
+    flags="-std=c11 $2 $dbg -Wall -Wextra -Werror -DSHARED_RING_HEADER=\"$HEADER\""
     $1 $flags -o "$OUT/$3-inline" bench/instructions.c
     $1 $flags -DSEPARATE_IMPLEMENTATION -c -o "$OUT/$3-loop.o" bench/instructions.c
     $1 $flags -c -o "$OUT/$3-impl.o" bench/instructions_impl.c
