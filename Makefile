@@ -27,6 +27,7 @@ LIBS      = -lpthread
 # How much the stress and crash tests run, per build flavour.
 STRESS_MESSAGES      ?= 10000000
 FENCED_STRESS_MESSAGES ?= 1000000
+FAST_STRESS_MESSAGES ?= 1000000
 HOLE_MESSAGES        ?= 2000000
 CRASH_ROUNDS         ?= 50
 TSAN_STRESS_MESSAGES ?= 200000
@@ -71,6 +72,18 @@ $(B) $(EB):
 # ---- tests -----------------------------------------------------------------
 $(B)/%: tests/%.c $(TEST_HDRS) tests/fuzz_main.h | $(B)
 	$(CC) -std=c11 $(CFLAGS) $(WARN) -o $@ $< $(LDFLAGS) $(LIBS)
+
+# The implementation in its own file, as stb-style users build it: calls
+# from the test go through the header's inline fast path.
+FAST_TESTS = $(addprefix $(B)/fast-,fuzz_consumer fuzz_ops mutate stress results crash)
+$(B)/fast_path: tests/fast_path.c tests/impl.c $(TEST_HDRS) | $(B)
+	$(CC) -std=c11 $(CFLAGS) $(WARN) -o $@ tests/fast_path.c tests/impl.c $(LDFLAGS) $(LIBS)
+$(B)/fast-%: tests/%.c tests/impl.c $(TEST_HDRS) tests/fuzz_main.h | $(B)
+	$(CC) -std=c11 $(CFLAGS) $(WARN) -DTEST_IMPLEMENTATION_ELSEWHERE -o $@ $< tests/impl.c \
+	    $(LDFLAGS) $(LIBS)
+$(B)/asan-fast-%: tests/%.c tests/impl.c $(TEST_HDRS) tests/fuzz_main.h | $(B)
+	$(CC) -std=c11 -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all $(WARN) \
+	    -DTEST_IMPLEMENTATION_ELSEWHERE -o $@ $< tests/impl.c $(LDFLAGS) $(LIBS)
 
 # The notifier with pipes, as POSIX systems without eventfd make it.
 $(B)/notifier-pipes: tests/notifier.c $(TEST_HDRS) | $(B)
@@ -246,6 +259,7 @@ OS_TESTS = $(B)/os_wait $(B)/clock_fail $(B)/mixed_builds $(B)/ulock-ulock_timeo
 # "make test: N passed, M failed", and fails if M > 0.
 test: $(B)/unit $(B)/results $(B)/stress $(B)/fenced-stress $(B)/crash $(B)/liveness $(B)/mutate \
       $(B)/wakeup_hole $(B)/shm_trust $(B)/kernel_lock $(B)/notifier $(B)/notifier-pipes \
+      $(FAST_TESTS) $(B)/fast_path \
       $(OS_TESTS) \
       $(addprefix $(B)/,$(COMPILE_TESTS)) $(addprefix $(B)/fuzz_,$(FUZZ_TARGETS)) examples
 	@sh tests/suites.sh \
@@ -266,6 +280,12 @@ test: $(B)/unit $(B)/results $(B)/stress $(B)/fenced-stress $(B)/crash $(B)/live
 	    "./$(B)/kernel_lock" \
 	    "./$(B)/notifier" \
 	    "./$(B)/notifier-pipes" \
+	    "./$(B)/fast_path" \
+	    "./$(B)/fast-results shared_ring.h" \
+	    "./$(B)/fast-mutate $(MUTATE_CALLS)" \
+	    "./$(B)/fast-stress $(FAST_STRESS_MESSAGES)" \
+	    "./$(B)/fast-crash $(CRASH_ROUNDS)" \
+	    "sh -c './$(B)/fast-fuzz_consumer tests/fuzz/consumer/* && ./$(B)/fast-fuzz_ops tests/fuzz/ops/*'" \
 	    "$(MAKE) --no-print-directory compile-tests" \
 	    "$(MAKE) --no-print-directory fuzz-replay" \
 	    "$(MAKE) --no-print-directory run-examples" \
@@ -280,8 +300,11 @@ tsan: $(B)/tsan-unit $(B)/tsan-stress $(B)/tsan-crash
 	./$(B)/tsan-crash $(TSAN_CRASH_ROUNDS)
 
 asan: $(B)/asan-unit $(B)/asan-stress $(B)/asan-crash $(B)/asan-mixed_builds $(B)/asan-os_wait \
-      $(B)/asan-mutate $(B)/asan-liveness $(B)/asan-kernel_lock
+      $(B)/asan-mutate $(B)/asan-liveness $(B)/asan-kernel_lock \
+      $(B)/asan-fast-mutate $(B)/asan-fast-fuzz_consumer
 	./$(B)/asan-unit
+	./$(B)/asan-fast-mutate $(MUTATE_CALLS)
+	./$(B)/asan-fast-fuzz_consumer tests/fuzz/consumer/*
 	./$(B)/asan-liveness
 	./$(B)/asan-kernel_lock
 	for seed in 1 2 3 4 5; do ./$(B)/asan-mutate $(MUTATE_CALLS) $$seed || exit 1; done

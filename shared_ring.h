@@ -1224,6 +1224,145 @@ SHARED_RING_API int shared_ring_notifier_clear(shared_ring_notifier *n, int end)
 SHARED_RING_API int shared_ring_notifier_close(shared_ring_notifier *n);
 #endif /* SHARED_RING_NOTIFIER */
 
+/* ---- the inline fast path (private) ----------------------------------------
+   With GCC and Clang, a write_bytes and a read_some in their common case
+   run inline in the caller, wherever the implementation was compiled, so
+   a program that builds it in a file of its own (the stb way) pays no call
+   for them. The common case: an open handle, a message that fits in the
+   room the handle already knows is free, no cork, no fence (two threads),
+   and for reads records that need no special care (no padding, no lap
+   end). Every other case, and every call through a function pointer
+   (&shared_ring_write_bytes is the function), goes to the implementation.
+   The read checks each header word as the implementation does: loaded
+   once, its tag, its length against the handle's max_message, the record
+   inside the lap and within a capacity of read_pos. Define
+   SHARED_RING_NO_INLINE to turn it off (in any file: the implementation
+   exports what it calls either way). */
+/* Casts a C++ build with -Wold-style-cast accepts: SRNG_CAST converts a
+   value or a void pointer, SRNG_PUN reinterprets a pointer. */
+#ifdef __cplusplus
+#define SRNG_CAST(T, x) static_cast<T>(x)
+#define SRNG_PUN(T, x) reinterpret_cast<T>(x)
+#else
+#define SRNG_CAST(T, x) ((T)(x))
+#define SRNG_PUN(T, x) ((T)(x))
+#endif
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(_MSC_VER)
+#include <limits.h>
+#include <string.h>
+#define SRNG_FAST_PATH 1
+
+/* Private, exported for the fast path: answer a peer found asleep (or just
+   attached) on its sleeping word; go on reading from a record the fast
+   path leaves to the implementation, after it delivered `delivered`. */
+SHARED_RING_API void srng_answer(shared_ring_side *s, void *word);
+SHARED_RING_API int srng_read_rest(shared_ring_consumer *c, shared_ring_read_fn fn, void *user,
+                                   int delivered);
+
+static inline uint64_t *srng_fast_u64(unsigned char *at) { return SRNG_PUN(uint64_t *, at); }
+static inline uint32_t *srng_fast_u32(unsigned char *at) { return SRNG_PUN(uint32_t *, at); }
+static inline uint64_t srng_fast_record(uint64_t len) { return (len + 15u) & ~SRNG_CAST(uint64_t, 7); }
+
+static inline int srng_write_bytes_fast(shared_ring_producer *p, const void *data, size_t len,
+                                        uint64_t timeout_ns) {
+    uint64_t pos, rec, next;
+    unsigned char *payload, *region;
+    if (p == SHARED_RING_NULLPTR || p->s.open != 0x50524f44u || !p->direct ||
+        len > p->s.max_message || data == SHARED_RING_NULLPTR ||
+        (rec = srng_fast_record(len)) > p->fast_left)
+        return (shared_ring_write_bytes)(p, data, len, timeout_ns);
+    pos = p->write_pos;
+    next = pos + rec;
+    payload = p->s.data + (pos & p->s.mask) + 8;
+    region = p->s.data - SHARED_RING_HEADER_SIZE;
+    memcpy(payload, data, len);
+    p->s.stats.messages++;
+    p->s.stats.bytes += len;
+    if (len > p->s.stats.largest) p->s.stats.largest = len;
+    /* as the implementation's direct publish: the end mark, the header
+       (release: after the payload), the position, then a look at the
+       consumer's sleeping word (fenceless: its membarrier fences) */
+    __atomic_store_n(srng_fast_u64(p->s.data + (next & p->s.mask)), 0u, __ATOMIC_RELAXED);
+    __atomic_store_n(srng_fast_u64(payload - 8),
+                     SRNG_CAST(uint64_t, SRNG_CAST(uint32_t, pos + 1u)) << 32 | len,
+                     __ATOMIC_RELEASE);
+    p->write_pos = next;
+    p->fast_left -= rec;
+    __atomic_store_n(srng_fast_u64(region + 128), next, __ATOMIC_RELEASE);
+    __asm__ __volatile__("" ::: "memory");
+    if (__atomic_load_n(srng_fast_u32(region + 384), __ATOMIC_RELAXED) != 0u)
+        srng_answer(&p->s, region + 384);
+    return SHARED_RING_OK;
+}
+
+static inline int srng_read_some_fast(shared_ring_consumer *c, shared_ring_read_fn fn,
+                                      void *user) {
+    unsigned char *data, *region;
+    uint64_t pos, off, left, limit_left, bytes = 0, largest;
+    uint32_t max;
+    int count = 0, rest = 0;
+    if (c == SHARED_RING_NULLPTR || c->s.open != 0x434f4e53u || fn == SHARED_RING_NULLPTR)
+        return (shared_ring_read_some)(c, fn, user);
+    data = c->s.data;
+    max = c->s.max_message;
+    pos = c->peek_pos;
+    off = pos & c->s.mask;
+    left = c->s.capacity - off;                     /* to the end of the lap */
+    limit_left = c->read_pos + c->s.capacity - pos; /* to a capacity past read_pos */
+    if (limit_left < left) left = limit_left;
+    largest = c->s.stats.largest;
+    c->s.open = 0; /* in a callback: calls on this handle say ERR_STATE */
+    c->s.busy = 1;
+    for (;;) {
+        uint64_t h = __atomic_load_n(srng_fast_u64(data + off), __ATOMIC_ACQUIRE), rec;
+        uint32_t len = SRNG_CAST(uint32_t, h);
+        if (SRNG_CAST(uint32_t, h >> 32) != SRNG_CAST(uint32_t, pos + 1u)) break;
+        rec = srng_fast_record(len);
+        if (len > max || rec >= left || count == INT_MAX - 1) { /* padding, the lap's last */
+            rest = 1;                                           /* record, or bad: not ours */
+            break;
+        }
+        pos += rec;
+        off += rec;
+        left -= rec;
+        count++;
+        bytes += len;
+        if (len > largest) largest = len;
+        if (fn(user, data + off - rec + 8, len) != 0) break;
+    }
+    c->s.busy = 0;
+    c->s.open = 0x434f4e53u;
+    c->peek_pos = pos;
+    c->s.stats.messages += SRNG_CAST(uint64_t, count);
+    c->s.stats.bytes += bytes;
+    c->s.stats.largest = largest;
+    if (rest) return srng_read_rest(c, fn, user, count);
+    if (count == 0) return (shared_ring_read_some)(c, fn, user);
+    /* release, as the implementation does: read_pos, a barrier, then wake
+       a producer asleep for room once it has what it asked for */
+    region = data - SHARED_RING_HEADER_SIZE;
+    c->peeked = 0;
+    c->read_pos = pos;
+    __atomic_store_n(srng_fast_u64(region + 256), pos, __ATOMIC_RELEASE);
+    if (c->s.fenceless)
+        __asm__ __volatile__("" ::: "memory");
+    else
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (__atomic_load_n(srng_fast_u32(region + 512), __ATOMIC_ACQUIRE) != 0u &&
+        pos >= __atomic_load_n(srng_fast_u64(region + 528), __ATOMIC_RELAXED))
+        srng_answer(&c->s, region + 512);
+    return count;
+}
+
+/* Not where the implementation is compiled: there the compiler sees the
+   whole of each call and inlines what pays. */
+#if !defined(SHARED_RING_NO_INLINE) && !defined(SHARED_RING_IMPLEMENTATION)
+#define shared_ring_write_bytes(p, data, len, timeout_ns) \
+    srng_write_bytes_fast(p, data, len, timeout_ns)
+#define shared_ring_read_some(c, fn, user) srng_read_some_fast(c, fn, user)
+#endif
+#endif
+
 #ifdef __cplusplus
 }
 #endif
@@ -1277,15 +1416,6 @@ typedef _Atomic uint32_t srng_au32;
 #define SRNG_STATIC_ASSERT(c, m) _Static_assert(c, m)
 #endif
 
-/* Casts a C++ build with -Wold-style-cast accepts: SRNG_CAST converts a
-   value or a void pointer, SRNG_PUN reinterprets a pointer. */
-#ifdef __cplusplus
-#define SRNG_CAST(T, x) static_cast<T>(x)
-#define SRNG_PUN(T, x) reinterpret_cast<T>(x)
-#else
-#define SRNG_CAST(T, x) ((T)(x))
-#define SRNG_PUN(T, x) ((T)(x))
-#endif
 
 #define SRNG_NULL SHARED_RING_NULLPTR
 
@@ -1357,6 +1487,12 @@ SRNG_STATIC_ASSERT(SRNG_OFF_PRODUCER_ID % 128 == 0 && SRNG_OFF_CONSUMER_ID % 128
                        SRNG_OFF_CONSUMER_ID + 128 <= SHARED_RING_HEADER_SIZE,
                    "each identity in a block of its own, inside the header");
 SRNG_STATIC_ASSERT(SHARED_RING_HEADER_SIZE % 128 == 0, "data area on a line pair");
+#ifdef SRNG_FAST_PATH
+SRNG_STATIC_ASSERT(SRNG_OFF_WRITE_POS == 128 && SRNG_OFF_READ_POS == 256 &&
+                       SRNG_OFF_CONSUMER_SLEEPING == 384 && SRNG_OFF_PRODUCER_SLEEPING == 512 &&
+                       SRNG_OFF_PRODUCER_WAKE_POS == 528,
+                   "the inline fast path's offsets are the layout's");
+#endif
 
 /* ---- why a call was refused (shared_ring_why) ----------------------------- */
 #if defined(__cplusplus)
@@ -1424,6 +1560,10 @@ SHARED_RING_API const char *shared_ring_why(void) { return srng_why_text; }
 #define SRNG_MAX_MESSAGE_LIMIT 0x7FFFFFF8u
 #define SRNG_PRODUCER_MAGIC 0x50524f44u
 #define SRNG_CONSUMER_MAGIC 0x434f4e53u
+#ifdef SRNG_FAST_PATH
+SRNG_STATIC_ASSERT(SRNG_PRODUCER_MAGIC == 0x50524f44u && SRNG_CONSUMER_MAGIC == 0x434f4e53u,
+                   "the inline fast path's magics are the handles'");
+#endif
 
 static srng_au64 *srng_u64_at(unsigned char *region, unsigned off) {
     return SRNG_PUN(srng_au64 *, region + off);
@@ -2483,6 +2623,15 @@ SRNG_NOINLINE void srng_answer_peer(shared_ring_side *s, srng_au32 *word) {
     if (was != SRNG_LOOK_AT_ME) srng_wake(s, word);
 }
 
+#ifdef SRNG_FAST_PATH
+SHARED_RING_API void srng_answer(shared_ring_side *s, void *word) {
+    srng_answer_peer(s, SRNG_CAST(srng_au32 *, word));
+}
+#endif
+
+static int srng_deliver(shared_ring_consumer *c, shared_ring_read_fn fn, void *user, uint64_t end);
+static void srng_release_to(shared_ring_consumer *c, uint64_t pos);
+
 /* Wake the peer sleeping on `word`, if it announced itself. */
 SRNG_INLINE void srng_wake_sleeper(shared_ring_side *s, srng_au32 *word) {
     if (SRNG_LOAD(word, relaxed) != 0u) srng_answer_peer(s, word);
@@ -3470,7 +3619,8 @@ SRNG_INLINE int srng_write_copy(shared_ring_producer *p, const void *data, size_
     return SHARED_RING_OK;
 }
 
-SHARED_RING_API int shared_ring_write_bytes(shared_ring_producer *p, const void *data, size_t len,
+/* Parenthesized: the name is also the fast path's macro. */
+SHARED_RING_API int(shared_ring_write_bytes)(shared_ring_producer *p, const void *data, size_t len,
                                             uint64_t timeout_ns) {
     int r = srng_write_gate(p);
     if (r != SHARED_RING_OK) return r;
@@ -3748,13 +3898,30 @@ SRNG_INLINE int srng_read_upto(shared_ring_consumer *c, shared_ring_read_fn fn, 
     return r != 0 ? r : srng_nothing_now(c);
 }
 
-SHARED_RING_API int shared_ring_read_some(shared_ring_consumer *c, shared_ring_read_fn fn,
+SHARED_RING_API int(shared_ring_read_some)(shared_ring_consumer *c, shared_ring_read_fn fn,
                                           void *user) {
     int r = srng_consumer_ok(c);
     if (r != SHARED_RING_OK) return r;
     if (fn == SRNG_NULL) return SHARED_RING_ERR_ARG;
     return srng_read_upto(c, fn, user, 0);
 }
+
+#ifdef SRNG_FAST_PATH
+/* The fast path stopped at a record it leaves to us (padding, the lap's
+   last record, one to refuse) after delivering `delivered` messages: go
+   on from there in the same call, as read_some would have, so that the
+   caller sees one count (or ERR_CORRUPT) for the whole call. */
+SHARED_RING_API int srng_read_rest(shared_ring_consumer *c, shared_ring_read_fn fn, void *user,
+                                   int delivered) {
+    int r = srng_deliver(c, fn, user,
+                         c->peek_pos + 8u * SRNG_CAST(uint64_t, INT_MAX - delivered));
+    c->peeked = 0;
+    srng_release_to(c, c->peek_pos);
+    if (r < 0) return r;
+    if (delivered + r == 0) return (shared_ring_read_some)(c, fn, user); /* EMPTY and the like */
+    return delivered + r;
+}
+#endif
 
 SHARED_RING_API int shared_ring_wait(shared_ring_consumer *c, uint64_t timeout_ns) {
     int r = srng_consumer_ok(c);

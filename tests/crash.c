@@ -6,7 +6,9 @@
    usage: crash [ROUNDS]   (default 50) */
 #define _GNU_SOURCE
 #ifndef TESTS_EXTERNAL_IMPLEMENTATION /* else linked from a C++ build */
+#ifndef TEST_IMPLEMENTATION_ELSEWHERE /* the fast-* builds: in tests/compile/impl.c */
 #define SHARED_RING_IMPLEMENTATION
+#endif
 #endif
 #include "../shared_ring.h"
 #include "harness.h"

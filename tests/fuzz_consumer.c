@@ -16,7 +16,9 @@
 
    Built with -fsanitize=fuzzer it is a libFuzzer target; otherwise main()
    replays the files named on the command line (the seed corpus). */
+#ifndef TEST_IMPLEMENTATION_ELSEWHERE /* the fast-* builds: in tests/compile/impl.c */
 #define SHARED_RING_IMPLEMENTATION
+#endif
 #include "../shared_ring.h"
 #include "fuzz_main.h"
 

@@ -7,7 +7,9 @@
    was not yet published.
 
    Input: [capacity exponent][op, arg, arg]...  */
+#ifndef TEST_IMPLEMENTATION_ELSEWHERE /* the fast-* builds: in tests/compile/impl.c */
 #define SHARED_RING_IMPLEMENTATION
+#endif
 #include "../shared_ring.h"
 #include "fuzz_main.h"
 

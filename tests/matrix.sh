@@ -120,10 +120,14 @@ for arch in i686:i686-linux-gnu:$I686_RUNNER aarch64:aarch64-linux-gnu:qemu-aarc
     cross "$name" "$arch" || continue
     d="$OUT/$label"
     mkdir -p "$d"
-    row "$name" "${runner:-native}: unit, stress $STRESS, crash $CRASH, os_wait, kernel_lock" "
+    row "$name" "${runner:-native}: unit, stress $STRESS, crash $CRASH, os_wait, kernel_lock, fast_path" "
         for t in unit stress crash os_wait kernel_lock; do
             $triple-gcc -std=c11 -O2 -static $WARN -o $d/\$t tests/\$t.c -lpthread || exit 1
-        done && $(suite "$runner" "$d") && $runner $d/os_wait && $runner $d/kernel_lock"
+        done &&
+        $triple-gcc -std=c11 -O2 -static $WARN -o $d/fast_path tests/fast_path.c tests/impl.c \
+            -lpthread &&
+        $(suite "$runner" "$d") && $runner $d/os_wait && $runner $d/kernel_lock &&
+        $runner $d/fast_path"
 done
 
 # ---- 32-bit targets with a 64-bit time_t (Debian's time64 transition) ------------
@@ -152,12 +156,16 @@ for v in 0x0A00:WaitOnAddress 0x0601:Sleep; do
     if [ -z "$WINE" ]; then skip "$name" "wine not installed"; continue; fi
     d="$OUT/win-$method"
     mkdir -p "$d"
-    row "$name" "wine: unit (waits use $method), stress threads $STRESS, peers in processes" "
+    row "$name" "wine: unit (waits use $method), stress threads $STRESS (also through the inline fast path), peers in processes" "
         export WINEDEBUG=-all WINEPREFIX=\$PWD/$OUT/wineprefix &&
         for t in unit stress win_peers; do
             x86_64-w64-mingw32-gcc -std=c11 -O2 -static $WARN -D_WIN32_WINNT=$winnt \
                 -o $d/\$t.exe tests/\$t.c -lsynchronization -lpthread || exit 1
         done &&
+        x86_64-w64-mingw32-gcc -std=c11 -O2 -static $WARN -D_WIN32_WINNT=$winnt \
+            -DTEST_IMPLEMENTATION_ELSEWHERE -o $d/fast-stress.exe tests/stress.c tests/impl.c \
+            -lsynchronization -lpthread &&
+        $WINE $d/fast-stress.exe $STRESS &&
         $WINE $d/unit.exe > $d/unit.out 2>&1; rc=\$?; cat $d/unit.out;
         [ \$rc -eq 0 ] && grep -q 'waits use $method' $d/unit.out &&
         $WINE $d/stress.exe $STRESS && $WINE $d/win_peers.exe"
@@ -189,10 +197,12 @@ name="linux x86_64 musl"
 if have musl-gcc; then
     d="$OUT/musl"
     mkdir -p "$d"
-    row "$name" "musl-gcc -static: unit, stress $STRESS, crash $CRASH, kernel_lock" "
+    row "$name" "musl-gcc -static: unit, stress $STRESS, crash $CRASH, kernel_lock, fast_path" "
         for t in unit stress crash kernel_lock; do
             musl-gcc -std=c11 -O2 -static $WARN -o $d/\$t tests/\$t.c -lpthread || exit 1
-        done && $(suite '' "$d") && $d/kernel_lock"
+        done &&
+        musl-gcc -std=c11 -O2 -static $WARN -o $d/fast_path tests/fast_path.c tests/impl.c -lpthread &&
+        $(suite '' "$d") && $d/kernel_lock && $d/fast_path"
 else
     skip "$name" "musl-gcc not installed"
 fi

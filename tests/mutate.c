@@ -9,7 +9,9 @@
    it, and nothing hangs (alarm).
    Usage: mutate [ITERATIONS] [SEED] */
 #define _GNU_SOURCE
+#ifndef TEST_IMPLEMENTATION_ELSEWHERE /* the fast-* builds: in tests/compile/impl.c */
 #define SHARED_RING_IMPLEMENTATION
+#endif
 #include "../shared_ring.h"
 
 #include <pthread.h>

@@ -8,7 +8,9 @@
    (default 10000000 messages per run, all runs) */
 #define _GNU_SOURCE
 #ifndef TESTS_EXTERNAL_IMPLEMENTATION /* else linked from a C++ build */
+#ifndef TEST_IMPLEMENTATION_ELSEWHERE /* the fast-* builds: in tests/compile/impl.c */
 #define SHARED_RING_IMPLEMENTATION
+#endif
 #endif
 #include "../shared_ring.h"
 #include "harness.h"

@@ -1,0 +1,197 @@
+/* The header's inline fast path (shared_ring_write_bytes and
+   shared_ring_read_some in a file that does not compile the
+   implementation): it gives the same results as the implementation in
+   every case it leaves to it, in the same call. Built with the
+   implementation in tests/impl.c. */
+#define _GNU_SOURCE
+#include "../shared_ring.h"
+#include "harness.h"
+
+#include <unistd.h>
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifndef SRNG_FAST_PATH
+#error "this compiler has no fast path to test"
+#endif
+
+#define CAPACITY 1024u
+
+static _Alignas(128) unsigned char region[SHARED_RING_HEADER_SIZE + CAPACITY];
+static shared_ring_producer p;
+static shared_ring_consumer c;
+
+static void setup(void) {
+    shared_ring_options o = { 0 };
+    o.spin_ns = SHARED_RING_OFF; /* sleepers sleep at once */
+    memset(region, 0, sizeof region);
+    if (shared_ring_format(region, sizeof region, CAPACITY, 0) != SHARED_RING_OK ||
+        shared_ring_attach_producer(&p, region, sizeof region, &o) != SHARED_RING_OK ||
+        shared_ring_attach_consumer(&c, region, sizeof region, &o) != SHARED_RING_OK)
+        abort();
+}
+
+typedef struct seen {
+    int count, stop_after, reentered;
+    size_t lens[256];
+} seen;
+
+static int record(void *user, const void *data, size_t len) {
+    seen *s = user;
+    (void)data;
+    if (s->count < 256) s->lens[s->count] = len;
+    s->count++;
+    return s->stop_after != 0 && s->count == s->stop_after;
+}
+
+TEST(a_batch_that_crosses_the_lap_end_is_read_in_one_call) {
+    seen s = { 0 };
+    char msg[100] = { 0 };
+    int i;
+    setup();
+    for (i = 0; i < 8; i++) CHECK_EQ(shared_ring_write_bytes(&p, msg, 100, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_read_some(&c, record, &s), 8); /* 8 x 112 bytes: near the end */
+    s.count = 0;
+    for (i = 0; i < 3; i++) CHECK_EQ(shared_ring_write_bytes(&p, msg, 100, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_read_some(&c, record, &s), 3); /* padding, then offset 0, one call */
+    CHECK_EQ(s.count, 3);
+}
+
+TEST(a_bad_record_after_good_ones_is_err_corrupt_in_the_same_call) {
+    seen s = { 0 };
+    uint64_t bad = ((uint64_t)(48u + 1u) << 32) | 5000u; /* published at 48, longer than allowed */
+    setup();
+    CHECK_EQ(shared_ring_write_bytes(&p, "one", 3, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_write_bytes(&p, "two", 3, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_write_bytes(&p, "three", 5, 0), SHARED_RING_OK);
+    memcpy(region + SHARED_RING_HEADER_SIZE + 48, &bad, 8); /* a hostile producer's next header */
+    CHECK_EQ(shared_ring_read_some(&c, record, &s), SHARED_RING_ERR_CORRUPT);
+    CHECK_EQ(s.count, 3); /* the good ones were delivered first */
+    CHECK_EQ(shared_ring_read_some(&c, record, &s), SHARED_RING_ERR_CORRUPT); /* sticky */
+}
+
+static int call_back_in(void *user, const void *data, size_t len) {
+    seen *s = user;
+    (void)data;
+    (void)len;
+    s->reentered = shared_ring_read_some(&c, record, s);
+    s->count++;
+    return 0;
+}
+
+TEST(a_callback_that_calls_back_into_its_handle_gets_err_state) {
+    seen s = { 0 };
+    setup();
+    CHECK_EQ(shared_ring_write_bytes(&p, "x", 1, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_read_some(&c, call_back_in, &s), 1);
+    CHECK_EQ(s.reentered, SHARED_RING_ERR_STATE);
+    CHECK_EQ(shared_ring_read_some(&c, record, &s), SHARED_RING_EMPTY); /* open again after */
+}
+
+TEST(a_callback_that_says_stop_ends_the_batch_and_the_rest_comes_next) {
+    seen s = { 0 };
+    int i;
+    setup();
+    for (i = 0; i < 5; i++) CHECK_EQ(shared_ring_write_bytes(&p, "abc", 3, 0), SHARED_RING_OK);
+    s.stop_after = 2;
+    CHECK_EQ(shared_ring_read_some(&c, record, &s), 2);
+    s.stop_after = 0;
+    CHECK_EQ(shared_ring_read_some(&c, record, &s), 3);
+}
+
+TEST(fast_writes_and_reads_are_counted_in_the_stats) {
+    shared_ring_stats ps, cs;
+    seen s = { 0 };
+    setup();
+    CHECK_EQ(shared_ring_write_bytes(&p, "hello", 5, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_write_bytes(&p, "hi", 2, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_read_some(&c, record, &s), 2);
+    CHECK_EQ(shared_ring_producer_stats(&p, &ps), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_consumer_stats(&c, &cs), SHARED_RING_OK);
+    CHECK(ps.messages == 2 && ps.bytes == 7 && ps.largest == 5);
+    CHECK(cs.messages == 2 && cs.bytes == 7 && cs.largest == 5);
+}
+
+TEST(what_the_fast_path_leaves_gets_the_implementations_results) {
+    shared_ring_producer unattached;
+    seen s = { 0 };
+    char big[600] = { 0 };
+    memset(&unattached, 0, sizeof unattached);
+    setup();
+    CHECK_EQ(shared_ring_write_bytes(NULL, "x", 1, 0), SHARED_RING_ERR_HANDLE);
+    CHECK_EQ(shared_ring_write_bytes(&unattached, "x", 1, 0), SHARED_RING_ERR_HANDLE);
+    CHECK_EQ(shared_ring_write_bytes(&p, NULL, 1, 0), SHARED_RING_ERR_ARG);
+    CHECK_EQ(shared_ring_write_bytes(&p, NULL, 0, 0), SHARED_RING_OK); /* an empty message */
+    CHECK_EQ(shared_ring_write_bytes(&p, big, sizeof big, 0), SHARED_RING_ERR_TOO_BIG);
+    CHECK_EQ(shared_ring_read_some(&c, NULL, NULL), SHARED_RING_ERR_ARG);
+    CHECK_EQ(shared_ring_read_some(NULL, record, &s), SHARED_RING_ERR_HANDLE);
+    CHECK_EQ(shared_ring_read_some(&c, record, &s), 1);
+    CHECK_EQ(shared_ring_read_some(&c, record, &s), SHARED_RING_EMPTY);
+    CHECK_EQ(shared_ring_close(&p), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_write_bytes(&p, "x", 1, 0), SHARED_RING_CLOSED);
+    CHECK_EQ(shared_ring_read_some(&c, record, &s), SHARED_RING_CLOSED);
+}
+
+TEST(a_pointer_to_the_function_is_the_implementation) {
+    int (*write)(shared_ring_producer *, const void *, size_t, uint64_t) = shared_ring_write_bytes;
+    int (*read)(shared_ring_consumer *, shared_ring_read_fn, void *) = shared_ring_read_some;
+    seen s = { 0 };
+    setup();
+    CHECK_EQ(write(&p, "x", 1, 0), SHARED_RING_OK);
+    CHECK_EQ(read(&c, record, &s), 1);
+}
+
+static void *write_later(void *arg) {
+    struct timespec d = { 0, 30000000 };
+    (void)arg;
+    nanosleep(&d, NULL);
+    shared_ring_write_bytes(&p, "late", 4, 0);
+    return NULL;
+}
+
+TEST(a_consumer_asleep_is_woken_by_a_fast_write) {
+    seen s = { 0 };
+    pthread_t t;
+    setup();
+    pthread_create(&t, NULL, write_later, NULL);
+    CHECK_EQ(shared_ring_read(&c, record, &s, 5000000000u), 1); /* sleeps: spin off */
+    pthread_join(t, NULL);
+}
+
+static void *read_later(void *arg) {
+    struct timespec d = { 0, 30000000 };
+    seen *s = arg;
+    nanosleep(&d, NULL);
+    while (shared_ring_read_some(&c, record, s) > 0) {
+    }
+    return NULL;
+}
+
+TEST(a_producer_asleep_for_room_is_woken_by_a_fast_read) {
+    seen s = { 0 };
+    char msg[48] = { 0 };
+    pthread_t t;
+    setup();
+    while (shared_ring_write_bytes(&p, msg, sizeof msg, 0) == SHARED_RING_OK) {
+    }
+    pthread_create(&t, NULL, read_later, &s);
+    CHECK_EQ(shared_ring_write_bytes(&p, msg, sizeof msg, 5000000000u), SHARED_RING_OK);
+    pthread_join(t, NULL);
+}
+
+int main(void) {
+    alarm(60);
+    RUN(a_batch_that_crosses_the_lap_end_is_read_in_one_call);
+    RUN(a_bad_record_after_good_ones_is_err_corrupt_in_the_same_call);
+    RUN(a_callback_that_calls_back_into_its_handle_gets_err_state);
+    RUN(a_callback_that_says_stop_ends_the_batch_and_the_rest_comes_next);
+    RUN(fast_writes_and_reads_are_counted_in_the_stats);
+    RUN(what_the_fast_path_leaves_gets_the_implementations_results);
+    RUN(a_pointer_to_the_function_is_the_implementation);
+    RUN(a_consumer_asleep_is_woken_by_a_fast_write);
+    RUN(a_producer_asleep_for_room_is_woken_by_a_fast_read);
+    return harness_summary("fast path");
+}
