@@ -1310,6 +1310,8 @@ static inline int srng_read_some_fast(shared_ring_consumer *c, shared_ring_read_
     left = c->s.capacity - off;                     /* to the end of the lap */
     limit_left = c->read_pos + c->s.capacity - pos; /* to a capacity past read_pos */
     if (limit_left < left) left = limit_left;
+    /* a record takes at least 16 bytes: fewer than INT_MAX of them fit */
+    if (left > SRNG_CAST(uint64_t, INT_MAX) * 16u) left = SRNG_CAST(uint64_t, INT_MAX) * 16u;
     largest = c->s.stats.largest;
     c->s.open = 0; /* in a callback: calls on this handle say ERR_STATE */
     c->s.busy = 1;
@@ -1318,8 +1320,8 @@ static inline int srng_read_some_fast(shared_ring_consumer *c, shared_ring_read_
         uint32_t len = SRNG_CAST(uint32_t, h);
         if (SRNG_CAST(uint32_t, h >> 32) != SRNG_CAST(uint32_t, pos + 1u)) break;
         rec = srng_fast_record(len);
-        if (len > max || rec >= left || count == INT_MAX - 1) { /* padding, the lap's last */
-            rest = 1;                                           /* record, or bad: not ours */
+        if (len > max || rec >= left) { /* padding, the lap's last record, or bad: */
+            rest = 1;                    /* not ours */
             break;
         }
         pos += rec;
