@@ -192,10 +192,17 @@ asan-fuzz-replay: $(addprefix $(B)/asan-fuzz_,$(FUZZ_TARGETS))
 	@for t in $(FUZZ_TARGETS); do ./$(B)/asan-fuzz_$$t tests/fuzz/$$t/* || exit 1; done
 
 # Each harness runs FUZZ_SECONDS on a scratch copy of its seed corpus.
-fuzz: $(addprefix $(B)/libfuzzer-,$(FUZZ_TARGETS))
-	@for t in $(FUZZ_TARGETS); do \
+# fast-consumer: the consumer harness with the implementation in its own
+# file, so the header's inline fast path reads what the fuzzer writes.
+$(B)/libfuzzer-fast-consumer: tests/fuzz_consumer.c tests/impl.c $(TEST_HDRS) tests/fuzz_main.h | $(B)
+	$(FUZZ_CC) -std=c11 -O1 -g -DFUZZING -DTEST_IMPLEMENTATION_ELSEWHERE \
+	    -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -o $@ \
+	    tests/fuzz_consumer.c tests/impl.c
+
+fuzz: $(addprefix $(B)/libfuzzer-,$(FUZZ_TARGETS) fast-consumer)
+	@for t in $(FUZZ_TARGETS) fast-consumer; do \
 	    rm -rf $(B)/fuzz-work/$$t && mkdir -p $(B)/fuzz-work/$$t && \
-	    cp tests/fuzz/$$t/* $(B)/fuzz-work/$$t/ && \
+	    cp tests/fuzz/$${t#fast-}/* $(B)/fuzz-work/$$t/ && \
 	    ./$(B)/libfuzzer-$$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
 	        -artifact_prefix=$(B)/fuzz-work/$$t- $(B)/fuzz-work/$$t \
 	        > $(B)/fuzz-work/$$t.log 2>&1 || { tail -40 $(B)/fuzz-work/$$t.log; echo "fuzz $$t: FAILED"; exit 1; }; \
