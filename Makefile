@@ -323,8 +323,9 @@ asan: $(B)/asan-unit $(B)/asan-stress $(B)/asan-crash $(B)/asan-mixed_builds $(B
 check: tsan asan asan-fuzz-replay memcheck crash-loop
 
 # ---- benchmark ---------------------------------------------------------------
-bench/bench: bench/bench.c $(HDR)
-	$(CC) -std=c11 -O3 -g $(WARN) -o $@ bench/bench.c $(LDFLAGS) $(LIBS) -lm
+# The implementation in its own file, as users build it (bench/impl.c).
+bench/bench: bench/bench.c bench/impl.c $(HDR)
+	$(CC) -std=c11 -O3 -g $(WARN) -o $@ bench/bench.c bench/impl.c $(LDFLAGS) $(LIBS) -lm
 
 bench: bench/bench
 	./bench/bench
@@ -332,7 +333,7 @@ bench: bench/bench
 # Exact instruction counts (valgrind), which do not drift with machine noise.
 INSTR_HEADER ?= ../shared_ring.h
 INSTR_MESSAGES ?= 1000000
-instructions: bench/instructions.c bench/instructions_impl.c $(HDR) | $(B)
+instructions: bench/instructions.c bench/impl.c $(HDR) | $(B)
 	AERON="$(AERON)" INSTR_MESSAGES=$(INSTR_MESSAGES) INSTR_HEADER="$(INSTR_HEADER)" \
 	    sh bench/instructions.sh
 

@@ -393,6 +393,8 @@
                                (shared_ring_notifier_open and friends).
    SHARED_RING_NOTIFIER_PIPES  implementation file only: notifier ends are
                                pipes, not eventfds, on Linux too.
+   SHARED_RING_NO_INLINE       any file: no inline fast path for write_bytes
+                               and read_some (every call is a call).
    SHARED_RING_NO_MEMBARRIER   implementation file only: never publish without
                                a fence (no membarrier registration on Linux).
    SHARED_RING_SHM_MODE        implementation file only: the mode of objects

@@ -9,7 +9,6 @@
    bench [--quick] [--json] [--svg FILE] [--sizes 64,256,...] [--ring BYTES]
          [--reps N] [--seconds S] [--help] */
 #define _GNU_SOURCE
-#define SHARED_RING_IMPLEMENTATION
 #include "../shared_ring.h"
 
 #include <errno.h>

@@ -8,7 +8,7 @@
 
    Built two ways: with the implementation in this file (the compiler may
    inline all of it into the loop), and with -DSEPARATE_IMPLEMENTATION,
-   linked to bench/instructions_impl.c, as users of an stb-style header
+   linked to bench/impl.c, as users of an stb-style header
    build it: the implementation in its own translation unit, so only what
    the header's declaration part makes inline can be.
 

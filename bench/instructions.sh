@@ -29,7 +29,7 @@ build() { # CC OPT NAME: the two shared_ring builds, and Aeron's when given
     flags="-std=c11 $2 $dbg -Wall -Wextra -Werror -DSHARED_RING_HEADER=\"$HEADER\""
     $1 $flags -o "$OUT/$3-inline" bench/instructions.c
     $1 $flags -DSEPARATE_IMPLEMENTATION -c -o "$OUT/$3-loop.o" bench/instructions.c
-    $1 $flags -c -o "$OUT/$3-impl.o" bench/instructions_impl.c
+    $1 $flags -c -o "$OUT/$3-impl.o" bench/impl.c
     $1 -o "$OUT/$3-separate" "$OUT/$3-loop.o" "$OUT/$3-impl.o"
     if [ -n "$aeron" ]; then
         $1 -std=gnu11 $2 $dbg -w -I"$work/c" -c -o "$OUT/$3-aeron-loop.o" \
