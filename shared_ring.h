@@ -14,8 +14,8 @@
 
    ============================================================================
    1. THE API ON ONE SCREEN (p: producer handle, c: consumer handle, ns: a
-   timeout in nanoseconds, 0 = do not wait, SHARED_RING_FOREVER; every call
-   returns a shared_ring_result, >= 0 on success)
+   timeout in nanoseconds, 0 = do not wait, SHARED_RING_FOREVER; every int
+   result is a shared_ring_result, >= 0 on success)
    ============================================================================
    Set up (either side):
      shared_ring_region_size(capacity, max_message)     bytes to allocate
