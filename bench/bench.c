@@ -55,12 +55,24 @@ typedef struct sample {
     uint64_t consumer_sleeps;
     double producer_cpu; /* CPU time / wall time of each thread */
     double consumer_cpu;
-    int noisy; /* a spinning thread got less than NOISY_CPU of a CPU */
+    int noisy;      /* a spinning thread got less than NOISY_CPU of a CPU */
+    double flag_ns; /* two-flag ping-pong, one-way p50, just before the run */
 } sample;
 
 /* A run whose spinning threads got less than this share of a CPU was
-   slowed by the machine, not by the ring: it is left out of the medians. */
+   slowed by the machine, not by the ring: it is left out of the medians.
+   Only variants whose threads never block are judged so: a consumer that
+   sleeps is not a descheduled one. */
 #define NOISY_CPU 0.90
+
+/* The host moves this machine's two vCPUs between a fast and a slow state
+   every few seconds; a two-flag ping-pong tells them apart (one-way p50
+   about 50 ns or about 250 ns). Every run is preceded by a short one, and
+   ratios are reported per state: a ratio of two runs is kept only when
+   both saw the same state. */
+#define FAST_STATE_NS 150.0
+#define STATE_ROUND_TRIPS 20000
+enum { STATE_FAST, STATE_SLOW, NSTATES };
 
 /* ---- small helpers ---------------------------------------------------------- */
 
@@ -1017,6 +1029,13 @@ static void measure_latencies(long iters, latency out[LAT_VARIANTS], double rati
     free(tmp);
 }
 
+/* The machine's state now: the one-way p50 of a short two-flag ping-pong. */
+static double machine_state_ns(void) {
+    static uint64_t rtt[STATE_ROUND_TRIPS];
+    run_pingpong(latency_limit, STATE_ROUND_TRIPS, rtt);
+    return latency_of(rtt, STATE_ROUND_TRIPS).p50;
+}
+
 /* ---- latency in a dense stream: what trailing costs ---------------------------------
    The producer stamps each 64-byte message with the clock and sends one
    every DENSE_GAP_NS; the consumer's callback takes the stamp out. That is
@@ -1124,11 +1143,11 @@ typedef struct variant {
 /* The pipe's threads block in read(2) and write(2) by design, so their CPU
    share says nothing about the machine: pipe runs are never left out. */
 static const variant variants[] = {
-    { "shared-buffer", run_shared_buffer, 1 }, { "shared-string", run_shared_string, 1 },
-    { "shared-corked", run_shared_corked, 1 }, { "pipe-buffer", run_pipe_buffer, 0 },
+    { "shared-buffer", run_shared_buffer, 0 }, { "shared-string", run_shared_string, 0 },
+    { "shared-corked", run_shared_corked, 0 }, { "pipe-buffer", run_pipe_buffer, 0 },
     { "pipe-string", run_pipe_string, 0 },     { "limit", run_limit, 1 },
     { "many-rings", run_many_rings, 0 },       { "mutex-queue", run_mutex_queue, 0 },
-    { "shared-process", run_shared_process, 1 },
+    { "shared-process", run_shared_process, 0 },
 };
 #define NVARIANTS ((int)(sizeof variants / sizeof variants[0]))
 enum { V_SBUF, V_SSTR, V_SCORK, V_PBUF, V_PSTR, V_LIMIT, V_MANY, V_MUTEX, V_SPROC };
@@ -1222,6 +1241,67 @@ static double paired_ratio(const config *cfg, int a, int b, int s) {
         if (kept(cfg, a, s, i) && kept(cfg, b, s, i)) r[n++] = all[i];
     }
     return n > 0 ? median(r, n) : median(all, cfg->reps);
+}
+
+static int state_of(double flag_ns) { return flag_ns <= FAST_STATE_NS ? STATE_FAST : STATE_SLOW; }
+
+/* The median of a ÷ b over the repetitions in which both runs saw `state`
+   (noisy ones left out); *n is how many pairs. */
+static double state_ratio(const config *cfg, int a, int b, int s, int state, int *n) {
+    double r[MAX_REPS];
+    *n = 0;
+    for (int i = 0; i < cfg->reps; i++) {
+        const sample *x = &results[a][s][i], *y = &results[b][s][i];
+        if (state_of(x->flag_ns) != state || state_of(y->flag_ns) != state) continue;
+        if (!kept(cfg, a, s, i) || !kept(cfg, b, s, i)) continue;
+        r[(*n)++] = x->msgs_per_s / y->msgs_per_s;
+    }
+    return *n > 0 ? median(r, *n) : 0;
+}
+
+static void print_state_ratio_table(const config *cfg) {
+    static const char *const names[NSTATES] = { "fast", "slow" };
+    static const struct {
+        const char *label;
+        int a, b;
+    } rows[] = {
+        { "shared-buffer ÷ limit", V_SBUF, V_LIMIT },
+        { "shared-corked ÷ limit", V_SCORK, V_LIMIT },
+        { "shared-buffer ÷ pipe-buffer", V_SBUF, V_PBUF },
+        { "shared-process ÷ shared-buffer", V_SPROC, V_SBUF },
+    };
+    int seen[NSTATES] = { 0, 0 }, runs = 0;
+    for (int v = 0; v < NVARIANTS; v++)
+        for (int s = 0; s < cfg->nsizes; s++)
+            for (int r = 0; r < cfg->reps && selected(v); r++) {
+                seen[state_of(results[v][s][r].flag_ns)]++;
+                runs++;
+            }
+    printf("\nRatios per machine state (a two-flag ping-pong before every run: one-way p50 "
+           "<= %.0f ns is fast; fast in %d of %d runs, slow in %d). Median of the "
+           "repetitions whose two runs saw the same state, (pairs)\n\n",
+           FAST_STATE_NS, seen[STATE_FAST], runs, seen[STATE_SLOW]);
+    char b[32];
+    printf("| ratio | state |");
+    for (int s = 0; s < cfg->nsizes; s++) printf(" %s |", size_label(cfg->sizes[s], b, sizeof b));
+    printf("\n|---|---|");
+    for (int s = 0; s < cfg->nsizes; s++) printf("---:|");
+    printf("\n");
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        if (!selected(rows[i].a) || !selected(rows[i].b)) continue;
+        for (int st = 0; st < NSTATES; st++) {
+            printf("| %s | %s |", rows[i].label, names[st]);
+            for (int s = 0; s < cfg->nsizes; s++) {
+                int n;
+                double x = state_ratio(cfg, rows[i].a, rows[i].b, s, st, &n);
+                if (n == 0)
+                    printf(" never seen |");
+                else
+                    printf(" %.2f× (%d) |", x, n);
+            }
+            printf("\n");
+        }
+    }
 }
 
 static void print_ratio_table(const config *cfg) {
@@ -1495,8 +1575,11 @@ int main(int argc, char **argv) {
     for (int r = 0; r < cfg.reps; r++)
         for (int s = 0; s < cfg.nsizes; s++)
             for (int v = 0; v < NVARIANTS; v++) {
+                double flag_ns;
                 if (!selected(v)) continue;
+                flag_ns = machine_state_ns();
                 results[v][s][r] = variants[v].run(&cfg, cfg.sizes[s]);
+                results[v][s][r].flag_ns = flag_ns;
                 results[v][s][r].noisy =
                     variants[v].spins && (results[v][s][r].producer_cpu < NOISY_CPU ||
                                           results[v][s][r].consumer_cpu < NOISY_CPU);
@@ -1538,6 +1621,7 @@ int main(int argc, char **argv) {
         print_rate_table(&cfg, 1);
         print_rate_table(&cfg, 0);
         print_ratio_table(&cfg);
+        print_state_ratio_table(&cfg);
         print_sleep_table(&cfg);
         print_noise_table(&cfg);
         if (with_latency) {
