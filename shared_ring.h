@@ -1530,7 +1530,7 @@ static int srng_explain(int result, const char *why, uint64_t n0, uint64_t n1, u
     srng_why_text[at] = 0;
     return result;
 }
-#define srng_refuse(result, why) srng_explain(result, why, 0, 0, 0)
+static int srng_refuse(int result, const char *why) { return srng_explain(result, why, 0, 0, 0); }
 
 SHARED_RING_API const char *shared_ring_why(void) { return srng_why_text; }
 
@@ -4849,12 +4849,12 @@ SHARED_RING_API int shared_ring_shm_unlink(const char *name) {
 
 #ifdef SHARED_RING_NOTIFIER
 /* ---- the notifier ------------------------------------------------------------ */
-#if defined(_WIN32)
 static void srng_notifier_reset(shared_ring_notifier *n) {
     n->fd[0] = n->fd[1] = n->signal_fd[0] = n->signal_fd[1] = -1;
     n->event[0] = n->event[1] = SRNG_NULL;
 }
 
+#if defined(_WIN32)
 SHARED_RING_API int shared_ring_notifier_open(shared_ring_notifier *n) {
     int i;
     if (n == SRNG_NULL) return SHARED_RING_ERR_ARG;
@@ -4900,11 +4900,6 @@ SHARED_RING_API int shared_ring_notifier_close(shared_ring_notifier *n) {
 #if defined(__linux__) && !defined(SHARED_RING_NOTIFIER_PIPES)
 #include <sys/eventfd.h>
 #endif
-
-static void srng_notifier_reset(shared_ring_notifier *n) {
-    n->fd[0] = n->fd[1] = n->signal_fd[0] = n->signal_fd[1] = -1;
-    n->event[0] = n->event[1] = SRNG_NULL;
-}
 
 /* One end: an eventfd (Linux), else a pipe; non-blocking, close-on-exec. */
 static int srng_notifier_end(shared_ring_notifier *n, int end) {

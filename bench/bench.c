@@ -1271,12 +1271,14 @@ static void print_state_ratio_table(const config *cfg) {
         { "shared-process ÷ shared-buffer", V_SPROC, V_SBUF },
     };
     int seen[NSTATES] = { 0, 0 }, runs = 0;
-    for (int v = 0; v < NVARIANTS; v++)
+    for (int v = 0; v < NVARIANTS; v++) {
+        if (!selected(v)) continue;
         for (int s = 0; s < cfg->nsizes; s++)
-            for (int r = 0; r < cfg->reps && selected(v); r++) {
+            for (int r = 0; r < cfg->reps; r++) {
                 seen[state_of(results[v][s][r].flag_ns)]++;
                 runs++;
             }
+    }
     printf("\nRatios per machine state (a two-flag ping-pong before every run: one-way p50 "
            "<= %.0f ns is fast; fast in %d of %d runs, slow in %d). Median of the "
            "repetitions whose two runs saw the same state, (pairs)\n\n",
