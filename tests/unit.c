@@ -2222,6 +2222,14 @@ static uint64_t thread_cpu_ns(void) {
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* valgrind runs every instruction many times slower but sleeps at native speed, so
+   the share of a CPU a sleeping wait uses grows with it (0.1 % native, 0.4-2 % under
+   memcheck on a loaded machine). valgrind announces itself in LD_PRELOAD. */
+static int running_under_valgrind(void) {
+    const char *preload = getenv("LD_PRELOAD");
+    return preload != NULL && strstr(preload, "vgpreload") != NULL;
+}
+
 TEST(waiting_in_a_loop_for_a_gone_peer_to_come_back_uses_under_one_percent_of_a_cpu) {
     shared_ring_options o = SHARED_RING_OPTIONS_INIT;
     uint64_t wall, cpu;
@@ -2237,7 +2245,7 @@ TEST(waiting_in_a_loop_for_a_gone_peer_to_come_back_uses_under_one_percent_of_a_
     cpu = thread_cpu_ns() - cpu;
     wall = test_now_ns() - wall;
     CHECK(wall >= 450000000u);
-    CHECK(cpu * 100 < wall);
+    CHECK(cpu * (running_under_valgrind() ? 10 : 100) < wall); /* a busy loop uses ~100 % */
 }
 #endif
 
