@@ -145,7 +145,10 @@
                                         (2: just attached, look at me)
         388    4  -         reserved, zero
         392    4  consumer  consumer_wait_mode  how it sleeps and wakes (below)
-        396   12  -         reserved, zero
+        396    4  consumer  consumer_bell  0, or the number of a doorbell in
+                                        the consumer's process that its
+                                        wait_any sleeps on (section 4)
+        400    8  -         reserved, zero
         408    8  consumer  consumer_fenceless_for  attach id of the producer
                                         it releases to without a fence, or
                                         0: it fences (section 4)
@@ -705,9 +708,11 @@ typedef struct shared_ring_consumer {
     uint32_t trial_gap;    /* quick waits that start the next trial */
     uint32_t slow_holds;   /* hold-offs since the last faster one that
                               found the stream paced */
-    uint32_t reserved[1];  /* same size as a producer handle, so a handle
-                              of the wrong side is caught by its magic
-                              without reading past it */
+    uint32_t next_ready;   /* wait_any's cursor, kept in the first handle
+                              of a set: where its next look starts. (The
+                              handles have one size, so a handle of the
+                              wrong side is caught by its magic without
+                              reading past it.) */
 } shared_ring_consumer;
 
 /* A message handed out by shared_ring_peek(). `data` points into the ring,
@@ -1401,6 +1406,7 @@ typedef std::atomic<uint32_t> srng_au32;
 #define SRNG_LOAD(ptr, order) (ptr)->load(std::memory_order_##order)
 #define SRNG_STORE(ptr, v, order) (ptr)->store((v), std::memory_order_##order)
 #define SRNG_XCHG(ptr, v, order) (ptr)->exchange((v), std::memory_order_##order)
+#define SRNG_ADD(ptr, v, order) (ptr)->fetch_add((v), std::memory_order_##order)
 #define SRNG_CAS(ptr, expected, v)                                             \
     (ptr)->compare_exchange_strong((expected), (v), std::memory_order_acq_rel, \
                                    std::memory_order_acquire)
@@ -1413,6 +1419,7 @@ typedef _Atomic uint32_t srng_au32;
 #define SRNG_LOAD(ptr, order) atomic_load_explicit((ptr), memory_order_##order)
 #define SRNG_STORE(ptr, v, order) atomic_store_explicit((ptr), (v), memory_order_##order)
 #define SRNG_XCHG(ptr, v, order) atomic_exchange_explicit((ptr), (v), memory_order_##order)
+#define SRNG_ADD(ptr, v, order) atomic_fetch_add_explicit((ptr), (v), memory_order_##order)
 #define SRNG_CAS(ptr, expected, v)                                                         \
     atomic_compare_exchange_strong_explicit((ptr), &(expected), (v), memory_order_acq_rel, \
                                             memory_order_acquire)
@@ -1449,6 +1456,7 @@ enum {
     SRNG_OFF_CORRUPT = 264,
     SRNG_OFF_CONSUMER_SLEEPING = 384,
     SRNG_OFF_CONSUMER_WAIT_MODE = 392,
+    SRNG_OFF_CONSUMER_BELL = 396,
     SRNG_OFF_CONSUMER_FENCELESS_FOR = 408,
     SRNG_OFF_PRODUCER_SLEEPING = 512,
     SRNG_OFF_PRODUCER_WAIT_MODE = 520,
@@ -1464,7 +1472,9 @@ enum { SRNG_ID_OWNER = 0, SRNG_ID_START = 8, SRNG_ID_NS = 16, SRNG_ID_ATTACH = 2
    bytes on, fenceless_for, so a side's other wait words are found from its
    sleeping word (srng_beside): the waker finds the sleeper's mode next to
    the word it sleeps on, the sleeper the waker's barrier choice. */
-enum { SRNG_MODE_WORD = 2, SRNG_FENCELESS_FOR_WORD = 6 }; /* 32-bit words after sleeping */
+enum { SRNG_MODE_WORD = 2, SRNG_BELL_WORD = 3, SRNG_FENCELESS_FOR_WORD = 6 }; /* 32-bit words after sleeping */
+SRNG_STATIC_ASSERT(SRNG_OFF_CONSUMER_BELL - SRNG_OFF_CONSUMER_SLEEPING == 4 * SRNG_BELL_WORD,
+                   "the consumer's bell beside its sleeping word");
 SRNG_STATIC_ASSERT(SRNG_OFF_CONSUMER_FENCELESS_FOR - SRNG_OFF_CONSUMER_SLEEPING ==
                            4 * SRNG_FENCELESS_FOR_WORD &&
                        SRNG_OFF_PRODUCER_FENCELESS_FOR - SRNG_OFF_PRODUCER_SLEEPING ==
@@ -1971,9 +1981,38 @@ static void srng_sleep(shared_ring_side *s, srng_au32 *word, uint32_t peer_mode,
     }
 }
 
+/* Doorbells: one sleep for wait_any on any number of rings. The kernel
+   watches at most 128 words in one call (futex_waitv). A consumer waiting
+   on a set whose producers all run in its own process takes a doorbell of
+   this process and writes its number beside each ring's sleeping word; a
+   producer that wakes it there also bumps and wakes that doorbell. The
+   number is only an index into this table: a wrong one (a consumer in
+   another process, a corrupted region) bumps some doorbell of this
+   process, a spurious wake-up its sleeper re-checks; nothing is stored
+   outside the table. With SHARED_RING_STATIC each file would have a table
+   of its own, so there are none. */
+#if SRNG_OS_SLEEP == SRNG_SLEEPS_FUTEX && !defined(SHARED_RING_STATIC)
+#define SRNG_HAVE_BELLS 1
+#define SRNG_BELLS 64u
+static struct {
+    srng_au32 taken; /* 1 while a wait_any holds it */
+    srng_au32 rung;  /* bumped by every wake-up */
+} srng_bells[SRNG_BELLS];
+
+/* The producer's part: ring the bell named beside the consumer's word. */
+static void srng_ring_bell(srng_au32 *consumer_sleeping) {
+    uint32_t bell = SRNG_LOAD(srng_beside(consumer_sleeping, SRNG_BELL_WORD), relaxed);
+    if (bell == 0u || bell > SRNG_BELLS) return;
+    /* release: the sleeper that sees the bump sees what we published */
+    SRNG_ADD(&srng_bells[bell - 1u].rung, 1u, release);
+    srng_os_wake(&srng_bells[bell - 1u].rung);
+}
+#endif
+
 /* Wake the peer sleeping on `word` the way it sleeps (its wait_mode sits
    next to the word): its wait hook's partner, our wake hook, if it sleeps
-   in a hook; the OS call if it sleeps in the same OS primitive as ours. */
+   in a hook; the OS call if it sleeps in the same OS primitive as ours
+   (and a producer rings the consumer's doorbell, if it named one). */
 static void srng_wake(shared_ring_side *s, srng_au32 *word) {
     uint32_t sleeper = SRNG_LOAD(srng_beside(word, SRNG_MODE_WORD), relaxed) & 0xFFu;
     s->stats.wakes++;
@@ -1984,6 +2023,9 @@ static void srng_wake(shared_ring_side *s, srng_au32 *word) {
         srng_leave_callback(s, open);
     } else if (sleeper == SRNG_OS_SLEEP && SRNG_OS_SLEEP != SRNG_SLEEPS_NAPS) {
         srng_os_wake(word);
+#ifdef SRNG_HAVE_BELLS
+        if (s->magic == SRNG_PRODUCER_MAGIC) srng_ring_bell(word);
+#endif
     }
 }
 /* ---- process identity and liveness ----------------------------------------
@@ -2557,13 +2599,19 @@ static srng_au64 *srng_fenceless_for(srng_au32 *sleeping) {
    process? Only when the kernel's numbers say so: our pid in our pid
    namespace. Without the namespace (no /proc) a process of another
    namespace could have our pid number: then no. */
+#if defined(SRNG_HAVE_IDENTITY) && defined(__linux__)
+static int srng_owned_by(const unsigned char *region, unsigned id_off, const srng_process *me) {
+    uint64_t ns = srng_id_field(region, id_off + SRNG_ID_NS);
+    return (SRNG_CAST(uint32_t, srng_id_field(region, id_off + SRNG_ID_OWNER)) & SRNG_OWNER_PID) == me->pid &&
+           ns != 0 && ns == me->ns;
+}
+#endif
+
 static int srng_in_this_process(const unsigned char *region, unsigned id_off) {
 #if defined(SRNG_HAVE_IDENTITY) && defined(__linux__)
     srng_process me;
-    uint64_t ns = srng_id_field(region, id_off + SRNG_ID_NS);
     srng_self(&me);
-    return (SRNG_CAST(uint32_t, srng_id_field(region, id_off + SRNG_ID_OWNER)) & SRNG_OWNER_PID) == me.pid &&
-           ns != 0 && ns == me.ns;
+    return srng_owned_by(region, id_off, &me);
 #else
     (void)region;
     (void)id_off;
@@ -4154,12 +4202,23 @@ SHARED_RING_API int shared_ring_release(shared_ring_consumer *c) {
 
 /* ---- waiting on many rings ------------------------------------------------- */
 
-/* The first ring in the set with something to report (a message, closed,
-   corrupt, or its producer gone), or -1. */
-static int srng_any_ready(shared_ring_consumer *const *rings, size_t n, int thorough) {
-    size_t i;
-    for (i = 0; i < n; i++) {
-        shared_ring_consumer *c = rings[i];
+/* A set of rings and where its next look starts: after the ring reported
+   last, so that every ready ring is served in turn however many there are
+   (the cursor is kept in the set's first handle between calls). */
+typedef struct srng_set {
+    shared_ring_consumer *const *rings;
+    size_t n, from;
+    shared_ring_side *first; /* the first handle: its options, its cursor */
+} srng_set;
+
+/* The first ring from the cursor on, round the set, with something to
+   report (a message, closed, corrupt, or its producer gone), or -1. */
+static int srng_any_ready(const srng_set *set, int thorough) {
+    size_t k, i = set->from;
+    for (k = 0; k < set->n; k++, i++) {
+        shared_ring_consumer *c;
+        if (i == set->n) i = 0;
+        c = set->rings[i];
         if (c == SRNG_NULL) continue;
         if (c->s.broken || srng_data_ready(c, thorough) != 0 || (c->s.peer_gone && !c->s.gone_told))
             return SRNG_CAST(int, i);
@@ -4169,15 +4228,19 @@ static int srng_any_ready(shared_ring_consumer *const *rings, size_t n, int thor
 
 /* srng_any_ready as an srng_ready_fn for srng_spin: the ready ring's
    index + 1, or 0. */
-typedef struct srng_set {
-    shared_ring_consumer *const *rings;
-    size_t n;
-} srng_set;
-
 static int srng_set_ready(void *ctx, int thorough) {
-    const srng_set *set = SRNG_CAST(const srng_set *, ctx);
-    return srng_any_ready(set->rings, set->n, thorough) + 1;
+    return srng_any_ready(SRNG_CAST(const srng_set *, ctx), thorough) + 1;
 }
+
+#if SRNG_OS_SLEEP == SRNG_SLEEPS_FUTEX
+/* Do the producer's ordinary futex wake-ups reach this consumer's sleep?
+   (Not when it sleeps in a wait hook, or the producer makes none.) */
+static int srng_futex_wakes_reach(const shared_ring_side *s) {
+    srng_au32 *mode = srng_u32_at(s->region, SRNG_OFF_PRODUCER_WAIT_MODE);
+    return s->wait == SRNG_NULL &&
+           (SRNG_LOAD(mode, relaxed) & SRNG_WAKES(SRNG_SLEEPS_FUTEX)) != 0u;
+}
+#endif
 
 /* Announce (or, with `on` 0, withdraw) every consumer of the set as asleep.
    Returns 0 when no wake-up is promised (as srng_announce_sleep, for any
@@ -4212,8 +4275,14 @@ static int srng_announce_many(shared_ring_consumer *const *rings, size_t n, int 
    producers' ordinary futex wake-ups reach it. 1 slept, 0 not possible
    here (older kernel, a ring whose producer makes no futex wake-ups, a
    wait hook, too many rings), -1 the call failed. */
+static srng_au32 srng_no_waitv; /* 1: before Linux 5.16 */
+
+/* May one futex_waitv call watch a set of n rings? */
+static int srng_waitv_covers(size_t n) {
+    return n <= SRNG_WAITV_MAX && SRNG_LOAD(&srng_no_waitv, relaxed) == 0u;
+}
+
 static int srng_waitv(shared_ring_consumer *const *rings, size_t n, uint64_t left) {
-    static srng_au32 no_waitv;
     struct {
         uint64_t val, uaddr;
         uint32_t flags, reserved;
@@ -4225,15 +4294,11 @@ static int srng_waitv(shared_ring_consumer *const *rings, size_t n, uint64_t lef
     unsigned k = 0;
     size_t i;
     long r;
-    if (n > SRNG_WAITV_MAX || SRNG_LOAD(&no_waitv, relaxed) != 0u) return 0;
+    if (!srng_waitv_covers(n)) return 0;
     for (i = 0; i < n; i++) {
         shared_ring_side *s = rings[i] != SRNG_NULL ? &rings[i]->s : SRNG_NULL;
-        srng_au32 *peer;
         if (s == SRNG_NULL) continue;
-        peer = srng_u32_at(s->region, SRNG_OFF_PRODUCER_SLEEPING);
-        if (s->wait != SRNG_NULL || (SRNG_LOAD(srng_beside(peer, SRNG_MODE_WORD), relaxed) &
-                                     SRNG_WAKES(SRNG_SLEEPS_FUTEX)) == 0u)
-            return 0;
+        if (!srng_futex_wakes_reach(s)) return 0;
         w[k].val = 1u;
         w[k].uaddr = SRNG_PUN(uintptr_t, srng_u32_at(s->region, SRNG_OFF_CONSUMER_SLEEPING));
         w[k].flags = 2u; /* FUTEX2_SIZE_U32, shared between processes */
@@ -4255,17 +4320,98 @@ static int srng_waitv(shared_ring_consumer *const *rings, size_t n, uint64_t lef
     }
     r = SRNG_SYSCALL(SYS_futex_waitv, SRNG_CAST(void *, w), k, 0, &until, CLOCK_MONOTONIC);
     if (r == -1 && errno == ENOSYS) {
-        SRNG_STORE(&no_waitv, 1u, relaxed); /* before Linux 5.16 */
+        SRNG_STORE(&srng_no_waitv, 1u, relaxed);
         return 0;
     }
     return srng_futex_result(r) == 0 ? 1 : -1;
 }
 #endif
 
-/* One sleep for the whole set, at most `left`. */
-static void srng_sleep_many(shared_ring_consumer *const *rings, size_t n, shared_ring_side *first,
-                            uint64_t left) {
+#ifndef SRNG_HAVE_WAITV
+static int srng_waitv_covers(size_t n) {
+    (void)n;
+    return 0;
+}
+#endif
+
+/* Name a doorbell (or, with 0, none) beside each ring's sleeping word. */
+static void srng_name_bell(shared_ring_consumer *const *rings, size_t n, uint32_t bell) {
     size_t i;
+    for (i = 0; i < n; i++)
+        if (rings[i] != SRNG_NULL)
+            SRNG_STORE(srng_u32_at(rings[i]->s.region, SRNG_OFF_CONSUMER_BELL), bell, relaxed);
+}
+
+/* A doorbell for a set one futex_waitv cannot watch, when every ring's
+   producer runs in this process and wakes with the futex call (a bump from
+   anywhere else would not reach it), named beside each ring's sleeping
+   word before the set announces itself asleep. 0: none (sleep in slices). */
+static uint32_t srng_take_bell(shared_ring_consumer *const *rings, size_t n) {
+#if defined(SRNG_HAVE_BELLS) && defined(SRNG_HAVE_IDENTITY)
+    srng_process me;
+    uint32_t bell;
+    size_t i;
+    if (srng_waitv_covers(n)) return 0u;
+    srng_self(&me);
+    for (i = 0; i < n; i++)
+        if (rings[i] != SRNG_NULL && (!srng_futex_wakes_reach(&rings[i]->s) ||
+                                      !srng_owned_by(rings[i]->s.region, SRNG_OFF_PRODUCER_ID, &me)))
+            return 0u;
+    for (bell = 1u; bell <= SRNG_BELLS; bell++) {
+        uint32_t free_bell = 0u;
+        if (SRNG_CAS(&srng_bells[bell - 1u].taken, free_bell, 1u)) {
+            srng_name_bell(rings, n, bell);
+            return bell;
+        }
+    }
+#else
+    (void)rings;
+    (void)n;
+#endif
+    return 0u;
+}
+
+static void srng_give_back_bell(shared_ring_consumer *const *rings, size_t n, uint32_t bell) {
+#ifdef SRNG_HAVE_BELLS
+    if (bell == 0u) return;
+    srng_name_bell(rings, n, 0u);
+    SRNG_STORE(&srng_bells[bell - 1u].taken, 0u, release);
+#else
+    (void)rings;
+    (void)n;
+    (void)bell;
+#endif
+}
+
+/* The bell's count now: read after the announce and before the last look
+   at the rings, so a bump after that look ends the sleep at once. */
+static uint32_t srng_bell_count(uint32_t bell) {
+#ifdef SRNG_HAVE_BELLS
+    if (bell != 0u) return SRNG_LOAD(&srng_bells[bell - 1u].rung, acquire);
+#endif
+    (void)bell;
+    return 0u;
+}
+
+/* One sleep for the whole set, at most `left`: in one futex_waitv call, on
+   the set's doorbell (`bell`, whose count was `rung`), or in slices. */
+static void srng_sleep_many(shared_ring_consumer *const *rings, size_t n, shared_ring_side *first,
+                            uint64_t left, uint32_t bell, uint32_t rung) {
+    size_t i;
+#ifdef SRNG_HAVE_BELLS
+    if (bell != 0u) {
+        for (i = 0; i < n; i++)
+            if (rings[i] != SRNG_NULL) rings[i]->s.stats.sleeps++;
+        if (srng_os_wait(&srng_bells[bell - 1u].rung, rung, left) != 0) {
+            first->stats.wait_failures++;
+            srng_nap(SRNG_SLICE_NS);
+        }
+        return;
+    }
+#else
+    (void)bell;
+    (void)rung;
+#endif
 #ifdef SRNG_HAVE_WAITV
     int r = srng_waitv(rings, n, left);
     if (r != 0) {
@@ -4320,27 +4466,45 @@ static int srng_watch_many(shared_ring_consumer *const *rings, size_t n, uint64_
     return -1;
 }
 
+/* wait_any's answer: the ring at `at`; the next look starts after it. */
+static int srng_served(srng_set *set, int at) {
+    shared_ring_consumer *lead = SRNG_PUN(shared_ring_consumer *, set->first);
+    if (at >= 0) lead->next_ready = SRNG_CAST(uint32_t, SRNG_CAST(size_t, at) + 1u);
+    return at;
+}
+
+static int srng_wait_many(srng_set *set, uint64_t timeout_ns);
+
 SHARED_RING_API int shared_ring_wait_any(shared_ring_consumer *const *rings, size_t n,
                                          uint64_t timeout_ns) {
-    shared_ring_side *first;
-    uint64_t start, elapsed = 0;
-    int r = srng_check_set(rings, n, &first);
+    srng_set set;
+    int r = srng_check_set(rings, n, &set.first);
     if (r != SHARED_RING_OK) return r;
-    r = srng_any_ready(rings, n, 1);
-    if (r >= 0) return r;
-    if (timeout_ns == 0) return SHARED_RING_EMPTY;
-    start = SHARED_RING_NOW_NS();
+    set.rings = rings;
+    set.n = n;
+    set.from = SRNG_PUN(shared_ring_consumer *, set.first)->next_ready;
+    if (set.from >= n) set.from = 0;
+    r = srng_any_ready(&set, 1);
+    if (r >= 0 || timeout_ns == 0) return r >= 0 ? srng_served(&set, r) : SHARED_RING_EMPTY;
+    return srng_served(&set, srng_wait_many(&set, timeout_ns));
+}
+
+/* wait_any when nothing was ready at once: spin, then sleep. */
+static int srng_wait_many(srng_set *set, uint64_t timeout_ns) {
+    shared_ring_consumer *const *rings = set->rings;
+    shared_ring_side *first = set->first;
+    size_t n = set->n;
+    uint64_t start = SHARED_RING_NOW_NS(), elapsed = 0;
+    int r;
     if (first->spin_now != 0) {
         /* Spin (the first ring's spin budget) looking at every ring, cheaply. */
-        srng_set set;
-        set.rings = rings;
-        set.n = n;
-        r = srng_spin(srng_set_ready, &set, start, srng_at_most(first->spin_now, timeout_ns),
+        r = srng_spin(srng_set_ready, set, start, srng_at_most(first->spin_now, timeout_ns),
                       &first->round_ns, &elapsed);
         if (r > 0) return r - 1;
     }
     for (;;) {
         uint64_t left = SHARED_RING_FOREVER;
+        uint32_t bell, rung;
         int remote;
         if (timeout_ns != SHARED_RING_FOREVER) {
             if (elapsed >= timeout_ns) {
@@ -4353,11 +4517,18 @@ SHARED_RING_API int shared_ring_wait_any(shared_ring_consumer *const *rings, siz
         if (r >= 0) break;
         if (remote && left > SRNG_LIVENESS_NS) left = SRNG_LIVENESS_NS;
         if (first->recheck_ns != 0 && left > first->recheck_ns) left = first->recheck_ns;
+        bell = srng_take_bell(rings, n);
+        /* A producer of another process may attach meanwhile: its wake-up
+           would not ring our bell, so look again within the liveness time. */
+        if (bell != 0u && left > SRNG_LIVENESS_NS) left = SRNG_LIVENESS_NS;
         if (!srng_announce_many(rings, n, 1) && left > SRNG_SLICE_NS) left = SRNG_SLICE_NS;
-        r = srng_any_ready(rings, n, 1);
-        if (r >= 0) break;
-        srng_sleep_many(rings, n, first, left);
-        r = srng_any_ready(rings, n, 1);
+        rung = srng_bell_count(bell);
+        r = srng_any_ready(set, 1);
+        if (r < 0) {
+            srng_sleep_many(rings, n, first, left, bell, rung);
+            r = srng_any_ready(set, 1);
+        }
+        srng_give_back_bell(rings, n, bell);
         if (r >= 0) break;
         elapsed = srng_elapsed_after(start, elapsed, left);
     }

@@ -472,6 +472,56 @@ TEST(wait_any_sleeps_on_rings_whose_producers_are_other_processes_and_loses_noth
     munmap(m, one * SET);
 }
 
+/* More rings than futex_waitv takes, one producer in another process: no
+   doorbell of this process can reach that producer, so the set names none
+   (consumer_bell, 396, stays 0) and sleeps in slices, and still wakes. */
+#define BIG_SET 130
+TEST(wait_any_over_many_rings_with_a_producer_in_another_process_names_no_doorbell) {
+    size_t one = shared_ring_region_size(1024, 0);
+    unsigned char *m =
+        mmap(NULL, one * BIG_SET, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    static shared_ring_producer prods[BIG_SET];
+    static shared_ring_consumer cons[BIG_SET];
+    shared_ring_consumer *set[BIG_SET];
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
+    int i, status = -1;
+    pid_t kid;
+    CHECK(m != MAP_FAILED);
+    o.spin_ns = SHARED_RING_OFF;
+    for (i = 0; i < BIG_SET; i++) {
+        CHECK_EQ(shared_ring_format(m + (size_t)i * one, one, 1024, 0), SHARED_RING_OK);
+        if (i < BIG_SET - 1)
+            CHECK_EQ(shared_ring_attach_producer(&prods[i], m + (size_t)i * one, one, NULL),
+                     SHARED_RING_OK);
+    }
+    kid = harness_fork();
+    if (kid == 0) {
+        unsigned char *r = m + (size_t)(BIG_SET - 1) * one;
+        struct timespec d = { 0, 1000000 };
+        shared_ring_producer p;
+        if (shared_ring_attach_producer(&p, r, one, NULL) != SHARED_RING_OK) _exit(1);
+        while (__atomic_load_n((uint32_t *)(void *)(r + 384), __ATOMIC_ACQUIRE) != 1u)
+            nanosleep(&d, NULL); /* until the consumer sleeps */
+        nanosleep(&d, NULL);
+        if (__atomic_load_n((uint32_t *)(void *)(r + 396), __ATOMIC_ACQUIRE) != 0u) _exit(3);
+        if (shared_ring_write_bytes(&p, "far", 3, 0) != SHARED_RING_OK) _exit(2);
+        _exit(0);
+    }
+    for (i = 0; i < BIG_SET; i++) {
+        CHECK_EQ(shared_ring_attach_consumer(&cons[i], m + (size_t)i * one, one, &o),
+                 SHARED_RING_OK);
+        set[i] = &cons[i];
+    }
+    CHECK_EQ(shared_ring_wait_any(set, BIG_SET, 10000000000u), BIG_SET - 1);
+    waitpid(kid, &status, 0);
+    CHECK_EQ(status, 0);
+    for (i = 0; i < BIG_SET; i++) {
+        shared_ring_detach_consumer(&cons[i]);
+        if (i < BIG_SET - 1) shared_ring_detach_producer(&prods[i]);
+    }
+    munmap(m, one * BIG_SET);
+}
+
 TEST(wait_any_reports_the_ring_whose_producer_process_died) {
     shared_ring_consumer cons[SET], *set[SET];
     size_t one;
@@ -711,6 +761,7 @@ int main(int argc, char **argv) {
     RUN(pairs_started_in_any_order_over_a_stale_region_get_exactly_their_stream);
     RUN(wait_any_sleeps_on_rings_whose_producers_are_other_processes_and_loses_nothing);
     RUN(wait_any_reports_the_ring_whose_producer_process_died);
+    RUN(wait_any_over_many_rings_with_a_producer_in_another_process_names_no_doorbell);
     RUN(a_producer_whose_main_thread_exited_while_its_threads_run_counts_alive);
     RUN(a_producer_that_could_not_read_its_own_identity_counts_alive);
     RUN(a_checker_that_cannot_see_proc_judges_no_owner_dead);

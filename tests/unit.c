@@ -2791,6 +2791,82 @@ TEST(sleeping_wait_any_over_more_rings_than_one_system_call_takes_still_wakes) {
     check_wakes_on_a_late_write(SET_RINGS, SET_RINGS - 1);
 }
 
+static uint32_t set_word(size_t ring, size_t off) {
+    return __atomic_load_n((uint32_t *)(void *)(set_regions[ring] + off), __ATOMIC_ACQUIRE);
+}
+
+/* Once the consumer sleeps on ring `ring`, note the doorbell it named there
+   (consumer_bell, 396), then write. */
+static uint32_t bell_seen;
+static void *note_the_bell_then_write(void *arg) {
+    size_t ring = *(size_t *)arg;
+    struct timespec d = { 0, 1000000 };
+    while (set_word(ring, 384) != 1u) nanosleep(&d, NULL); /* consumer_sleeping */
+    nanosleep(&d, NULL);
+    bell_seen = set_word(ring, 396);
+    shared_ring_write_str(&set_prod[ring], "late", 0);
+    return NULL;
+}
+
+#if defined(__linux__)
+/* More rings than futex_waitv takes, all producers in this process: the
+   set sleeps on one doorbell, named beside every ring's sleeping word, and
+   sleeps once, not in 1 ms slices. */
+TEST(wait_any_over_more_rings_than_one_system_call_takes_sleeps_once_on_a_doorbell) {
+    size_t ring = SET_RINGS - 1, i;
+    shared_ring_stats st;
+    pthread_t t;
+    setup_set(SET_RINGS, SHARED_RING_OFF);
+    bell_seen = 0;
+    pthread_create(&t, NULL, note_the_bell_then_write, &ring);
+    CHECK_EQ(shared_ring_wait_any(set, SET_RINGS, 5000000000u), (int)ring);
+    pthread_join(t, NULL);
+    CHECK(bell_seen >= 1u && bell_seen <= 64u);
+    CHECK_EQ(shared_ring_consumer_stats(set[0], &st), SHARED_RING_OK);
+    CHECK(st.sleeps <= 2u); /* slices would have slept once a millisecond */
+    for (i = 0; i < SET_RINGS; i++) CHECK_EQ(set_word(i, 396), 0u); /* given back */
+}
+#endif
+
+/* A sleeping consumer whose region names a doorbell outside the table (a
+   corrupted or hostile region) still gets its message, and the producer
+   stores nothing outside its table. */
+TEST(a_doorbell_number_outside_the_table_is_ignored) {
+    static const uint32_t bells[] = { 65u, 0xFFFFFFFFu, 64u, 1u };
+    size_t k;
+    for (k = 0; k < sizeof bells / sizeof bells[0]; k++) {
+        seen s;
+        memset(&s, 0, sizeof s);
+        setup(1024, 0);
+        set_region_u32(396, bells[k]);
+        set_region_u32(384, 1); /* the consumer "sleeps" */
+        CHECK_EQ(shared_ring_write_bytes(&prod, "x", 1, 0), SHARED_RING_OK);
+        CHECK_EQ(region_u32(384), 0u); /* woken */
+        CHECK_EQ(drain(&s), 1);
+    }
+}
+
+/* Every ready ring is served in turn: the next look starts after the ring
+   reported last, not at ring 0. */
+TEST(wait_any_serves_every_ready_ring_in_turn) {
+    size_t i;
+    setup_set(3, 0);
+    for (i = 0; i < 3; i++) CHECK_EQ(shared_ring_write_str(&set_prod[i], "x", 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_wait_any(set, 3, 0), 0);
+    CHECK_EQ(shared_ring_wait_any(set, 3, 0), 1);
+    CHECK_EQ(shared_ring_wait_any(set, 3, SHARED_RING_FOREVER), 2);
+    CHECK_EQ(shared_ring_wait_any(set, 3, 0), 0);
+}
+
+TEST(wait_any_after_the_set_shrank_below_its_cursor_starts_at_the_first_ring) {
+    setup_set(4, 0);
+    CHECK_EQ(shared_ring_write_str(&set_prod[0], "x", 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_write_str(&set_prod[2], "x", 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_wait_any(set, 4, 0), 0);
+    CHECK_EQ(shared_ring_wait_any(set, 4, 0), 2); /* cursor now 3 */
+    CHECK_EQ(shared_ring_wait_any(set, 2, 0), 0);
+}
+
 /* wait_any adapts the first ring's spin as wait does: a message that comes
    60 ms into a 40 ms spin doubles it. */
 TEST(wait_any_adapts_the_first_rings_spin) {
@@ -3119,6 +3195,12 @@ int main(void) {
     RUN(wait_any_on_a_producer_handle_is_a_handle_error);
     RUN(sleeping_wait_any_wakes_when_any_ring_gets_a_message);
     RUN(sleeping_wait_any_over_more_rings_than_one_system_call_takes_still_wakes);
+#if defined(__linux__)
+    RUN(wait_any_over_more_rings_than_one_system_call_takes_sleeps_once_on_a_doorbell);
+#endif
+    RUN(a_doorbell_number_outside_the_table_is_ignored);
+    RUN(wait_any_serves_every_ready_ring_in_turn);
+    RUN(wait_any_after_the_set_shrank_below_its_cursor_starts_at_the_first_ring);
     RUN(wait_any_adapts_the_first_rings_spin);
     RUN(wait_any_inside_a_read_callback_is_a_state_error);
     RUN(format_writes_a_fresh_nonzero_ring_id_each_time);
