@@ -4212,7 +4212,11 @@ typedef struct srng_set {
 } srng_set;
 
 /* The first ring from the cursor on, round the set, with something to
-   report (a message, closed, corrupt, or its producer gone), or -1. */
+   report (a message, closed, corrupt, or its producer gone); EMPTY when
+   none has; ERR_HANDLE / ERR_STATE for an entry that is no attached
+   consumer handle / is inside a callback. Each handle is checked as it is
+   looked at, so a call costs what it looks at, not the set's size; a set
+   with nothing ready was looked at whole before any sleep. */
 static int srng_any_ready(const srng_set *set, int thorough) {
     size_t k, i = set->from;
     for (k = 0; k < set->n; k++, i++) {
@@ -4220,16 +4224,19 @@ static int srng_any_ready(const srng_set *set, int thorough) {
         if (i == set->n) i = 0;
         c = set->rings[i];
         if (c == SRNG_NULL) continue;
+        if (c->s.magic != SRNG_CONSUMER_MAGIC) return SHARED_RING_ERR_HANDLE;
+        if (c->s.busy) return SHARED_RING_ERR_STATE;
         if (c->s.broken || srng_data_ready(c, thorough) != 0 || (c->s.peer_gone && !c->s.gone_told))
             return SRNG_CAST(int, i);
     }
-    return -1;
+    return SHARED_RING_EMPTY;
 }
 
 /* srng_any_ready as an srng_ready_fn for srng_spin: the ready ring's
-   index + 1, or 0. */
+   index + 1, or 0 (the set was checked whole before the spin). */
 static int srng_set_ready(void *ctx, int thorough) {
-    return srng_any_ready(SRNG_CAST(const srng_set *, ctx), thorough) + 1;
+    int r = srng_any_ready(SRNG_CAST(const srng_set *, ctx), thorough);
+    return r >= 0 ? r + 1 : 0;
 }
 
 #if SRNG_OS_SLEEP == SRNG_SLEEPS_FUTEX
@@ -4433,21 +4440,21 @@ static void srng_sleep_many(shared_ring_consumer *const *rings, size_t n, shared
                n > 1u && left > SRNG_SLICE_NS ? SRNG_SLICE_NS : left);
 }
 
-/* Check a set's handles. OK with *first set, or the index of a broken one
-   (it has something to report), or a negative result. */
-static int srng_check_set(shared_ring_consumer *const *rings, size_t n, shared_ring_side **first) {
+/* Open a set: its first handle (whose options it uses and which keeps its
+   cursor) and where this call's look starts. The other handles are
+   checked as srng_any_ready reaches them. */
+static int srng_open_set(srng_set *set, shared_ring_consumer *const *rings, size_t n) {
     size_t i;
-    *first = SRNG_NULL;
+    set->rings = rings;
+    set->n = n;
+    set->first = SRNG_NULL;
     if (rings == SRNG_NULL || n == 0 || n > INT_MAX) return SHARED_RING_ERR_ARG;
-    for (i = 0; i < n; i++) {
-        int r;
-        if (rings[i] == SRNG_NULL) continue;
-        r = srng_refusal(&rings[i]->s, SRNG_CONSUMER_MAGIC);
-        if (r == SHARED_RING_ERR_CORRUPT) return SRNG_CAST(int, i);
-        if (r != SHARED_RING_OK) return r;
-        if (*first == SRNG_NULL) *first = &rings[i]->s;
-    }
-    return *first != SRNG_NULL ? SHARED_RING_OK : SHARED_RING_ERR_ARG;
+    for (i = 0; i < n && rings[i] == SRNG_NULL; i++) continue;
+    if (i == n) return SHARED_RING_ERR_ARG;
+    if (rings[i]->s.magic != SRNG_CONSUMER_MAGIC) return SHARED_RING_ERR_HANDLE;
+    set->first = &rings[i]->s;
+    set->from = rings[i]->next_ready < n ? rings[i]->next_ready : 0u;
+    return SHARED_RING_OK;
 }
 
 /* Look at the producers' processes; the index of a ring whose producer is
@@ -4478,14 +4485,10 @@ static int srng_wait_many(srng_set *set, uint64_t timeout_ns);
 SHARED_RING_API int shared_ring_wait_any(shared_ring_consumer *const *rings, size_t n,
                                          uint64_t timeout_ns) {
     srng_set set;
-    int r = srng_check_set(rings, n, &set.first);
+    int r = srng_open_set(&set, rings, n);
     if (r != SHARED_RING_OK) return r;
-    set.rings = rings;
-    set.n = n;
-    set.from = SRNG_PUN(shared_ring_consumer *, set.first)->next_ready;
-    if (set.from >= n) set.from = 0;
     r = srng_any_ready(&set, 1);
-    if (r >= 0 || timeout_ns == 0) return r >= 0 ? srng_served(&set, r) : SHARED_RING_EMPTY;
+    if (r != SHARED_RING_EMPTY || timeout_ns == 0) return srng_served(&set, r);
     return srng_served(&set, srng_wait_many(&set, timeout_ns));
 }
 
@@ -4524,12 +4527,12 @@ static int srng_wait_many(srng_set *set, uint64_t timeout_ns) {
         if (!srng_announce_many(rings, n, 1) && left > SRNG_SLICE_NS) left = SRNG_SLICE_NS;
         rung = srng_bell_count(bell);
         r = srng_any_ready(set, 1);
-        if (r < 0) {
+        if (r == SHARED_RING_EMPTY) {
             srng_sleep_many(rings, n, first, left, bell, rung);
             r = srng_any_ready(set, 1);
         }
         srng_give_back_bell(rings, n, bell);
-        if (r >= 0) break;
+        if (r != SHARED_RING_EMPTY) break;
         elapsed = srng_elapsed_after(start, elapsed, left);
     }
     srng_announce_many(rings, n, 0);

@@ -73,6 +73,7 @@ typedef struct sample {
 #define FAST_STATE_NS 150.0
 #define STATE_ROUND_TRIPS 20000
 enum { STATE_FAST, STATE_SLOW, NSTATES };
+static int state_of(double flag_ns) { return flag_ns <= FAST_STATE_NS ? STATE_FAST : STATE_SLOW; }
 
 /* ---- small helpers ---------------------------------------------------------- */
 
@@ -188,6 +189,7 @@ typedef struct pair {
     int fds[2];
     /* limit: each counter on its own pair of cache lines */
     unsigned char *buf;
+    int framed; /* ceiling: an 8-byte length header, published every message */
     _Alignas(128) _Atomic uint64_t lim_write;
     atomic_int lim_done;
     _Alignas(128) _Atomic uint64_t lim_read;
@@ -679,9 +681,16 @@ static sample run_pipe_string(const config *c, size_t s) { return run_pipe(c, s,
 
 static unsigned char *limit_buf;
 
+/* The bytes a message takes in the ring: itself; framed, an 8-byte header
+   and the payload padded to 8, as the library's records. */
+static size_t limit_record(const pair *w) {
+    return w->framed ? 8u + ((w->size + 7u) & ~(size_t)7u) : w->size;
+}
+
 static void *limit_producer(void *arg) {
     pair *w = (pair *)arg;
-    const size_t ring = w->cfg->ring, size = w->size;
+    const size_t ring = w->cfg->ring, size = limit_record(w);
+    const uint64_t publish_every = w->framed ? 1u : LIMIT_BATCH_BYTES;
     unsigned char *const buf = w->buf;
     sources src;
     uint64_t pos = 0, published = 0, read_seen = 0, seq = 0;
@@ -703,10 +712,16 @@ static void *limit_producer(void *arg) {
                 read_seen = atomic_load_explicit(&w->lim_read, memory_order_acquire);
             } while (pos + size - read_seen > ring / 2);
         }
-        memcpy(buf + off, src.text[source], size);
+        if (w->framed) {
+            uint64_t len = w->size;
+            memcpy(buf + off, &len, 8);
+            memcpy(buf + off + 8, src.text[source], w->size);
+        } else {
+            memcpy(buf + off, src.text[source], size);
+        }
         source = next_source(source);
         pos += size;
-        if (pos - published >= LIMIT_BATCH_BYTES)
+        if (pos - published >= publish_every)
             atomic_store_explicit(&w->lim_write, published = pos, memory_order_release);
         if ((seq & 255u) == 0 && now_s() >= w->deadline) break;
     }
@@ -719,7 +734,7 @@ static void *limit_producer(void *arg) {
 
 static void *limit_consumer(void *arg) {
     pair *w = (pair *)arg;
-    const size_t ring = w->cfg->ring, size = w->size;
+    const size_t ring = w->cfg->ring, size = limit_record(w);
     const unsigned char *const buf = w->buf;
     uint64_t pos = 0, released = 0, avail = 0;
     checker k = { malloc(w->size), w->size, 0, 0, 0 };
@@ -738,7 +753,13 @@ static void *limit_consumer(void *arg) {
             if (pos + size > avail && done) goto out;
             cpu_relax();
         }
-        check_copy(&k, buf + off, size);
+        if (w->framed) {
+            uint64_t len;
+            memcpy(&len, buf + off, 8);
+            check_copy(&k, buf + off + 8, len <= w->size ? (size_t)len : 0u);
+        } else {
+            check_copy(&k, buf + off, size);
+        }
         pos += size;
         if (pos - released >= LIMIT_BATCH_BYTES)
             atomic_store_explicit(&w->lim_read, released = pos, memory_order_release);
@@ -752,16 +773,23 @@ out:
     return NULL;
 }
 
-static sample run_limit(const config *cfg, size_t size) {
+static sample run_limit_framed(const config *cfg, size_t size, int framed) {
     pair w;
     memset(&w, 0, sizeof w);
     w.cfg = cfg;
     w.size = size;
     w.buf = limit_buf;
+    w.framed = framed;
     w.deadline = now_s() + cfg->seconds;
     run_pair(&w, limit_producer, limit_consumer);
     return w.out;
 }
+
+/* limit: the bytes alone, published once per 64 KiB: a ceiling no record
+   format reaches. ceiling: the same loop, like for like with a ring of
+   records: an 8-byte header each, every message published at once. */
+static sample run_limit(const config *c, size_t s) { return run_limit_framed(c, s, 0); }
+static sample run_ceiling(const config *c, size_t s) { return run_limit_framed(c, s, 1); }
 
 /* ---- latency: 64-byte ping-pong ---------------------------------------------------- */
 
@@ -1036,6 +1064,188 @@ static double machine_state_ns(void) {
     return latency_of(rtt, STATE_ROUND_TRIPS).p50;
 }
 
+/* ---- fan-in: one consumer serving many rings ----------------------------------------
+   One producer thread writes 64-byte messages round-robin over N rings of
+   FAN_RING bytes each; the consumer takes one message per wait_any call
+   (peek, copy out and check, release), as a server serving its clients in
+   turn does. Throughput is reported as a ratio to one ring, per machine
+   state. Wake-up: the consumer sleeps in wait_any with its spin off, and
+   the producer stamps a message into one of the rings every millisecond;
+   the time from stamp to the consumer holding it. */
+#define FAN_SIZE 64
+#define FAN_RING 16384u
+#define FAN_MAX 1000
+#define FAN_WAKEUPS 300
+static const int fan_rings[] = { 1, 16, 256, 1000 };
+static const int fan_wake_rings[] = { 1, 16, 128, 129, 256, 1000 };
+#define NFAN ((int)(sizeof fan_rings / sizeof fan_rings[0]))
+#define NFAN_WAKE ((int)(sizeof fan_wake_rings / sizeof fan_wake_rings[0]))
+
+typedef struct fan {
+    int n;
+    unsigned char *regions;
+    size_t each;
+    shared_ring_producer prod[FAN_MAX];
+    shared_ring_consumer cons[FAN_MAX], *set[FAN_MAX];
+    double deadline;
+    long stamps; /* wake-up runs: this many stamped messages; 0: throughput */
+    uint64_t *lat;
+} fan;
+static fan fan_run;
+
+static void *fan_producer(void *arg) {
+    fan *f = (fan *)arg;
+    unsigned char msg[FAN_SIZE];
+    int at = 0;
+    pin_to_cpu(0);
+    memset(msg, 'F', sizeof msg);
+    for (uint64_t seq = 0; f->stamps == 0; seq++) {
+        shared_ring_write_bytes(&f->prod[at], msg, sizeof msg, SHARED_RING_FOREVER);
+        if (++at == f->n) at = 0;
+        if ((seq & 255u) == 0 && now_s() >= f->deadline) break;
+    }
+    for (long i = 0; i < f->stamps; i++) {
+        struct timespec gap = { 0, 1000000 };
+        uint64_t t;
+        nanosleep(&gap, NULL); /* the consumer is asleep by now */
+        t = now_ns();
+        memcpy(msg, &t, sizeof t);
+        shared_ring_write_bytes(&f->prod[(i * 7919) % f->n], msg, sizeof msg, SHARED_RING_FOREVER);
+    }
+    for (int i = 0; i < f->n; i++) shared_ring_close(&f->prod[i]);
+    return NULL;
+}
+
+/* Serve the set until every ring is closed; the messages taken. */
+static uint64_t fan_consume(fan *f, uint64_t *bad) {
+    unsigned char dst[FAN_SIZE];
+    int open = f->n;
+    uint64_t got = 0;
+    pin_to_cpu(1);
+    while (open > 0) {
+        shared_ring_message m;
+        int at = shared_ring_wait_any(f->set, (size_t)f->n, SHARED_RING_FOREVER), r;
+        r = at >= 0 ? shared_ring_peek(f->set[at], &m) : at;
+        if (r == SHARED_RING_CLOSED) {
+            f->set[at] = NULL;
+            open--;
+            continue;
+        }
+        if (r != SHARED_RING_OK) {
+            (*bad)++;
+            break;
+        }
+        if (m.len != FAN_SIZE) (*bad)++;
+        memcpy(dst, m.data, m.len <= FAN_SIZE ? m.len : FAN_SIZE);
+        shared_ring_release(f->set[at]);
+        if (f->stamps != 0 && got < (uint64_t)f->stamps) {
+            uint64_t t;
+            memcpy(&t, dst, sizeof t);
+            f->lat[got] = now_ns() - t;
+        } else if (f->stamps == 0 && dst[FAN_SIZE - 1] != 'F') {
+            (*bad)++;
+        }
+        got++;
+    }
+    return got;
+}
+
+/* One run over n fresh rings; messages a second. */
+static double fan_once(int n, double seconds, long stamps, uint32_t spin_ns, uint64_t *bad) {
+    fan *f = &fan_run;
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
+    pthread_t t;
+    uint64_t got;
+    double t0;
+    o.spin_ns = spin_ns;
+    f->n = n;
+    for (int i = 0; i < n; i++) {
+        unsigned char *r = f->regions + (size_t)i * f->each;
+        if (shared_ring_format(r, f->each, FAN_RING, 0) != SHARED_RING_OK ||
+            shared_ring_attach_producer(&f->prod[i], r, f->each, NULL) != SHARED_RING_OK ||
+            shared_ring_attach_consumer(&f->cons[i], r, f->each, &o) != SHARED_RING_OK)
+            abort();
+        f->set[i] = &f->cons[i];
+    }
+    f->stamps = stamps;
+    f->deadline = now_s() + seconds;
+    t0 = now_s();
+    pthread_create(&t, NULL, fan_producer, f);
+    got = fan_consume(f, bad);
+    double rate = (double)got / (now_s() - t0);
+    pthread_join(t, NULL);
+    for (int i = 0; i < n; i++) {
+        shared_ring_detach_producer(&f->prod[i]);
+        shared_ring_detach_consumer(&f->cons[i]);
+    }
+    if (stamps != 0 && got < (uint64_t)stamps) (*bad)++;
+    return rate;
+}
+
+static void measure_fan_in(const config *cfg, uint64_t *bad) {
+    static double rate[NFAN][MAX_REPS], state[NFAN][MAX_REPS];
+    static const char *const names[NSTATES] = { "fast", "slow" };
+    latency wake[NFAN_WAKE];
+    double wake_state[NFAN_WAKE];
+    long stamps = cfg->quick ? 100 : FAN_WAKEUPS;
+    fan *f = &fan_run;
+    f->each = shared_ring_region_size(FAN_RING, 0);
+    f->regions = aligned_alloc(4096, f->each * FAN_MAX);
+    f->lat = calloc((size_t)stamps, sizeof *f->lat);
+    memset(f->regions, 0, f->each * FAN_MAX); /* fault the pages in once */
+    /* Each repetition runs every count, starting at a different one. */
+    for (int r = 0; r < cfg->reps; r++)
+        for (int k = 0; k < NFAN; k++) {
+            int i = (k + r) % NFAN;
+            state[i][r] = machine_state_ns();
+            rate[i][r] = fan_once(fan_rings[i], cfg->seconds, 0, 0, bad);
+        }
+    for (int i = 0; i < NFAN_WAKE; i++) {
+        wake_state[i] = machine_state_ns();
+        fan_once(fan_wake_rings[i], 0, stamps, SHARED_RING_OFF, bad);
+        wake[i] = percentiles(f->lat, stamps, 1e-3);
+    }
+    if (cfg->json) {
+        for (int i = 0; i < NFAN; i++)
+            printf("{\"variant\": \"fan-in\", \"rings\": %d, \"size\": %d, \"msgs_per_s\": %.0f}\n",
+                   fan_rings[i], FAN_SIZE, median(rate[i], cfg->reps));
+        for (int i = 0; i < NFAN_WAKE; i++)
+            printf("{\"variant\": \"fan-in-wakeup\", \"rings\": %d, \"us_p50\": %.1f, "
+                   "\"us_p99\": %.1f}\n",
+                   fan_wake_rings[i], wake[i].p50, wake[i].p99);
+    } else {
+        printf("\nFan-in: one producer round-robin over N rings of %u bytes, one consumer taking "
+               "one %d-byte message per shared_ring_wait_any; ratio to one ring per machine state, "
+               "median over the repetitions where both runs saw that state (pairs)\n\n",
+               FAN_RING, FAN_SIZE);
+        printf("| rings | msgs/s (median) | ÷ 1 ring, fast | ÷ 1 ring, slow |\n|---:|---:|---:|---:|\n");
+        for (int i = 0; i < NFAN; i++) {
+            printf("| %d | %.3g |", fan_rings[i], median(rate[i], cfg->reps));
+            for (int st = 0; st < NSTATES; st++) {
+                double x[MAX_REPS];
+                int n = 0;
+                for (int r = 0; r < cfg->reps; r++)
+                    if (state_of(state[i][r]) == st && state_of(state[0][r]) == st)
+                        x[n++] = rate[i][r] / rate[0][r];
+                if (n == 0)
+                    printf(" never seen |");
+                else
+                    printf(" %.2f× (%d) |", median(x, n), n);
+            }
+            printf("\n");
+        }
+        printf("\nFan-in wake-up: the consumer asleep in wait_any (spin off), one stamped message "
+               "a millisecond into one of the rings, %ld each; µs from stamp to message in hand\n\n",
+               stamps);
+        printf("| rings | p50 | p99 | machine state |\n|---:|---:|---:|---|\n");
+        for (int i = 0; i < NFAN_WAKE; i++)
+            printf("| %d | %.1f | %.1f | %s |\n", fan_wake_rings[i], wake[i].p50, wake[i].p99,
+                   names[state_of(wake_state[i])]);
+    }
+    free(f->regions);
+    free(f->lat);
+}
+
 /* ---- latency in a dense stream: what trailing costs ---------------------------------
    The producer stamps each 64-byte message with the clock and sends one
    every DENSE_GAP_NS; the consumer's callback takes the stamp out. That is
@@ -1146,11 +1356,12 @@ static const variant variants[] = {
     { "shared-buffer", run_shared_buffer, 0 }, { "shared-string", run_shared_string, 0 },
     { "shared-corked", run_shared_corked, 0 }, { "pipe-buffer", run_pipe_buffer, 0 },
     { "pipe-string", run_pipe_string, 0 },     { "limit", run_limit, 1 },
+    { "ceiling", run_ceiling, 1 },
     { "many-rings", run_many_rings, 0 },       { "mutex-queue", run_mutex_queue, 0 },
     { "shared-process", run_shared_process, 0 },
 };
 #define NVARIANTS ((int)(sizeof variants / sizeof variants[0]))
-enum { V_SBUF, V_SSTR, V_SCORK, V_PBUF, V_PSTR, V_LIMIT, V_MANY, V_MUTEX, V_SPROC };
+enum { V_SBUF, V_SSTR, V_SCORK, V_PBUF, V_PSTR, V_LIMIT, V_CEIL, V_MANY, V_MUTEX, V_SPROC };
 
 static sample results[NVARIANTS][MAX_SIZES][MAX_REPS];
 static const config *active_cfg;
@@ -1243,7 +1454,6 @@ static double paired_ratio(const config *cfg, int a, int b, int s) {
     return n > 0 ? median(r, n) : median(all, cfg->reps);
 }
 
-static int state_of(double flag_ns) { return flag_ns <= FAST_STATE_NS ? STATE_FAST : STATE_SLOW; }
 
 /* The median of a ÷ b over the repetitions in which both runs saw `state`
    (noisy ones left out); *n is how many pairs. */
@@ -1265,6 +1475,7 @@ static void print_state_ratio_table(const config *cfg) {
         const char *label;
         int a, b;
     } rows[] = {
+        { "shared-buffer ÷ ceiling", V_SBUF, V_CEIL },
         { "shared-buffer ÷ limit", V_SBUF, V_LIMIT },
         { "shared-corked ÷ limit", V_SCORK, V_LIMIT },
         { "shared-buffer ÷ pipe-buffer", V_SBUF, V_PBUF },
@@ -1313,6 +1524,7 @@ static void print_ratio_table(const config *cfg) {
     } rows[] = {
         { "shared-buffer ÷ pipe-buffer", V_SBUF, V_PBUF },
         { "shared-string ÷ pipe-string", V_SSTR, V_PSTR },
+        { "shared-buffer ÷ ceiling", V_SBUF, V_CEIL },
         { "shared-buffer ÷ limit", V_SBUF, V_LIMIT },
         { "shared-corked ÷ limit", V_SCORK, V_LIMIT },
         { "shared-string ÷ shared-buffer", V_SSTR, V_SBUF },
@@ -1462,7 +1674,7 @@ static void write_svg(const config *cfg, const char *path) {
 static int known_variants(const char *list) {
     while (*list) {
         size_t len = strcspn(list, ",");
-        int known = item_is(list, len, "latency");
+        int known = item_is(list, len, "latency") || item_is(list, len, "fan-in");
         for (int v = 0; v < NVARIANTS; v++) known |= item_is(list, len, variants[v].name);
         if (!known) {
             fprintf(stderr, "bench: unknown variant '%.*s' (see --help)\n", (int)len, list);
@@ -1485,9 +1697,10 @@ static void usage(FILE *to) {
                 "  --seconds S     seconds per measurement (default 0.4)\n"
                 "  --variants LIST run only these (comma separated); tables then show\n"
                 "                  only what ran. Names: shared-buffer, shared-string,\n"
-                "                  shared-corked, pipe-buffer, pipe-string, limit, many-rings,\n"
-                "                  mutex-queue (4 producers, one consumer), shared-process\n"
-                "                  (shared-buffer between two processes), latency\n"
+                "                  shared-corked, pipe-buffer, pipe-string, limit, ceiling,\n"
+                "                  many-rings, mutex-queue (4 producers, one consumer),\n"
+                "                  shared-process (shared-buffer between two processes),\n"
+                "                  latency, fan-in (one producer over 1 to 1,000 rings)\n"
                 "  --help          this text\n");
 }
 
@@ -1650,6 +1863,11 @@ int main(int argc, char **argv) {
         printf("\nInstructions per cycle: %s\n",
                have_hw_counters() ? "(counters present; not collected by this version)"
                                   : "n/a (no hardware performance counters on this machine)");
+    }
+    if (selected_name("fan-in")) {
+        fflush(stdout);
+        fprintf(stderr, "bench: fan-in...\n");
+        measure_fan_in(&cfg, &bad);
     }
     if (cfg.svg) write_svg(&cfg, cfg.svg);
     if (bad) fprintf(stderr, "bench: %llu messages failed their check\n", (unsigned long long)bad);
