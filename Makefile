@@ -324,7 +324,7 @@ check: tsan asan asan-fuzz-replay memcheck crash-loop
 
 # ---- benchmark ---------------------------------------------------------------
 # The implementation in its own file, as users build it (bench/impl.c).
-bench/bench: bench/bench.c bench/impl.c $(HDR)
+bench/bench: bench/bench.c bench/impl.c bench/machine_state.h $(HDR)
 	$(CC) -std=c11 -O3 -g $(WARN) -o $@ bench/bench.c bench/impl.c $(LDFLAGS) $(LIBS) -lm
 
 bench: bench/bench

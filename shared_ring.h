@@ -994,19 +994,24 @@ SHARED_RING_API int shared_ring_release(shared_ring_consumer *c);
 SHARED_RING_API int shared_ring_arm(shared_ring_consumer *c);
 
 /* Wait on many rings at once: return as soon as one of them has a message
-   or something else to report (closed, corrupt, or its producer gone),
-   sleeping in one system call (futex_waitv on Linux 5.16+; elsewhere, on
-   older kernels and for more than 128 rings, in slices of 1 ms, a timer
-   tick on Windows). Then read that ring: its read or read_some says what
-   it has. A ring that is closed or corrupt is reported at once every time:
-   take it out of the set; one whose producer is gone, until a call on it
-   has said PEER_GONE (then it waits for a new producer). NULL entries are
-   skipped. Consumer side, for every handle; a handle must not be in two
-   sets waited on at once.
+   or something else to report (closed, corrupt, or its producer gone).
+   Ready rings are served in turn: each look starts after the ring reported
+   last (the cursor is kept in the set's first handle). It sleeps in one
+   system call on Linux: futex_waitv (5.16+, up to 128 rings), or, for
+   more rings or an older kernel, a doorbell of this process that every
+   producer of the set rings (when all of them run in this process);
+   otherwise in slices of 1 ms (a timer tick on Windows). Then read that
+   ring: its read or read_some says what it has. A ring that is closed or
+   corrupt is reported at once every time: take it out of the set; one
+   whose producer is gone, until a call on it has said PEER_GONE (then it
+   waits for a new producer). NULL entries are skipped. Consumer side, for
+   every handle; a handle must not be in two sets waited on at once.
    Returns: a count >= 0 (the index, below n, of a ring that is ready);
    EMPTY (timeout_ns 0 and nothing ready); TIMEOUT; ERR_ARG (rings NULL, n 0, or n > INT_MAX, or
    every entry NULL); ERR_STATE (inside a callback of one of the handles);
-   ERR_HANDLE (an entry is not an attached consumer handle). */
+   ERR_HANDLE (an entry is not an attached consumer handle). Entries are
+   checked as they are looked at: one past a ready ring may go unchecked,
+   but none before the call sleeps. */
 SHARED_RING_API int shared_ring_wait_any(shared_ring_consumer *const *rings, size_t n,
                                          uint64_t timeout_ns);
 

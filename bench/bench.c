@@ -70,10 +70,7 @@ typedef struct sample {
    about 50 ns or about 250 ns). Every run is preceded by a short one, and
    ratios are reported per state: a ratio of two runs is kept only when
    both saw the same state. */
-#define FAST_STATE_NS 150.0
-#define STATE_ROUND_TRIPS 20000
-enum { STATE_FAST, STATE_SLOW, NSTATES };
-static int state_of(double flag_ns) { return flag_ns <= FAST_STATE_NS ? STATE_FAST : STATE_SLOW; }
+#include "machine_state.h"
 
 /* ---- small helpers ---------------------------------------------------------- */
 
@@ -1057,12 +1054,6 @@ static void measure_latencies(long iters, latency out[LAT_VARIANTS], double rati
     free(tmp);
 }
 
-/* The machine's state now: the one-way p50 of a short two-flag ping-pong. */
-static double machine_state_ns(void) {
-    static uint64_t rtt[STATE_ROUND_TRIPS];
-    run_pingpong(latency_limit, STATE_ROUND_TRIPS, rtt);
-    return latency_of(rtt, STATE_ROUND_TRIPS).p50;
-}
 
 /* ---- fan-in: one consumer serving many rings ----------------------------------------
    One producer thread writes 64-byte messages round-robin over N rings of
@@ -1184,7 +1175,6 @@ static double fan_once(int n, double seconds, long stamps, uint32_t spin_ns, uin
 
 static void measure_fan_in(const config *cfg, uint64_t *bad) {
     static double rate[NFAN][MAX_REPS], state[NFAN][MAX_REPS];
-    static const char *const names[NSTATES] = { "fast", "slow" };
     latency wake[NFAN_WAKE];
     double wake_state[NFAN_WAKE];
     long stamps = cfg->quick ? 100 : FAN_WAKEUPS;
@@ -1240,7 +1230,7 @@ static void measure_fan_in(const config *cfg, uint64_t *bad) {
         printf("| rings | p50 | p99 | machine state |\n|---:|---:|---:|---|\n");
         for (int i = 0; i < NFAN_WAKE; i++)
             printf("| %d | %.1f | %.1f | %s |\n", fan_wake_rings[i], wake[i].p50, wake[i].p99,
-                   names[state_of(wake_state[i])]);
+                   state_names[state_of(wake_state[i])]);
     }
     free(f->regions);
     free(f->lat);
@@ -1470,7 +1460,6 @@ static double state_ratio(const config *cfg, int a, int b, int s, int state, int
 }
 
 static void print_state_ratio_table(const config *cfg) {
-    static const char *const names[NSTATES] = { "fast", "slow" };
     static const struct {
         const char *label;
         int a, b;
@@ -1503,7 +1492,7 @@ static void print_state_ratio_table(const config *cfg) {
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         if (!selected(rows[i].a) || !selected(rows[i].b)) continue;
         for (int st = 0; st < NSTATES; st++) {
-            printf("| %s | %s |", rows[i].label, names[st]);
+            printf("| %s | %s |", rows[i].label, state_names[st]);
             for (int s = 0; s < cfg->nsizes; s++) {
                 int n;
                 double x = state_ratio(cfg, rows[i].a, rows[i].b, s, st, &n);

@@ -16,6 +16,6 @@ if [ -z "$aeron" ]; then
 fi
 . "$here/aeron_prepare.sh" # sets $work (a fixed copy in $work/c) and $fixed
 ${CC:-cc} -std=gnu11 -O3 -g -w -I"$work/c" -o "$work/aeron_vs_shared" "$here/aeron_vs_shared.c" \
-    "$fixed" -lpthread
+    "$here/../impl.c" "$fixed" -lpthread
 (cd "$aeron" && git rev-parse --short HEAD 2>/dev/null | sed 's/^/aeron peer: Aeron commit /') || true
 "$work/aeron_vs_shared" "${2:-5}" "${3:-0.4}"

@@ -8,15 +8,23 @@
    Built and run by bench/peers/aeron.sh, which compiles Aeron's ring from
    a checkout the user names (nothing of Aeron's is part of this project).
 
+   shared_ring's implementation is linked from bench/impl.c, a file of its
+   own, as users of an stb-style header build it (so the header's inline
+   fast path is what runs here).
+
    Variants:
-     shared        shared_ring_write_bytes + shared_ring_read (blocking)
+     shared        shared_ring_write_bytes + shared_ring_read (blocking),
+                   default options (the consumer trails a dense stream)
+     shared-no-trail  the same with trail_ns off
      aeron-claim   aeron_spsc_rb_try_claim + memcpy + commit, spin on FULL;
                    aeron_spsc_rb_read, spin while it returns 0
      aeron-write   aeron_spsc_rb_write (its own copy), same reader
-   and a 64-byte ping-pong (two rings each) for one-way latency. */
+   and a 64-byte ping-pong (two rings each) for one-way latency. Before each
+   run a two-flag ping-pong says whether the machine is in its fast or its
+   slow state (bench/machine_state.h); ratios are given per state. */
 #define _GNU_SOURCE
-#define SHARED_RING_IMPLEMENTATION
 #include "../../shared_ring.h"
+#include "../machine_state.h"
 
 #include "concurrent/aeron_spsc_rb.h"
 
@@ -42,8 +50,9 @@ void aeron_err_set(int errcode, const char *function, const char *filename, int 
 #define RING (8u << 20)
 #define NSRC 26
 #define MAX_REPS 32
-enum { V_SHARED, V_CLAIM, V_WRITE, NV };
-static const char *const names[NV] = { "shared", "aeron-claim", "aeron-write" };
+enum { V_SHARED, V_NO_TRAIL, V_CLAIM, V_WRITE, NV };
+static const char *const names[NV] = { "shared", "shared-no-trail", "aeron-claim", "aeron-write" };
+static int is_shared(int variant) { return variant == V_SHARED || variant == V_NO_TRAIL; }
 
 typedef struct run {
     int variant;
@@ -62,12 +71,7 @@ static double now_s(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static void pin(int cpu) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu % (int)sysconf(_SC_NPROCESSORS_ONLN), &set);
-    pthread_setaffinity_np(pthread_self(), sizeof set, &set);
-}
+static void pin(int cpu) { state_pin(cpu); }
 
 static void barrier(run *r) {
     atomic_fetch_add(&r->ready, 1);
@@ -115,12 +119,12 @@ static void *producer(void *arg) {
         memset(src[i], 'x', r->size);
         src[i][0] = src[i][r->size - 1] = mark(i);
     }
-    if (r->variant == V_SHARED)
+    if (is_shared(r->variant))
         shared_ring_attach_producer(&p, r->mem, shared_ring_region_size(RING, 0), NULL);
     barrier(r);
     double deadline = now_s() + r->seconds;
     for (;; n++) {
-        if (r->variant == V_SHARED) {
+        if (is_shared(r->variant)) {
             shared_ring_write_bytes(&p, src[s], r->size, SHARED_RING_FOREVER);
         } else if (r->variant == V_CLAIM) {
             int32_t at;
@@ -134,7 +138,7 @@ static void *producer(void *arg) {
         s = s + 1 == NSRC ? 0 : s + 1;
         if ((n & 255u) == 0 && now_s() >= deadline) break;
     }
-    if (r->variant == V_SHARED) shared_ring_close(&p);
+    if (is_shared(r->variant)) shared_ring_close(&p);
     atomic_store(&r->done, 1);
     for (unsigned i = 0; i < NSRC; i++) free(src[i]);
     return NULL;
@@ -143,12 +147,14 @@ static void *producer(void *arg) {
 static void consume(run *r) {
     checker k = { malloc(r->size), r->size, 0, 0, 0 };
     shared_ring_consumer c;
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
     pin(1);
-    if (r->variant == V_SHARED)
-        shared_ring_attach_consumer(&c, r->mem, shared_ring_region_size(RING, 0), NULL);
+    if (r->variant == V_NO_TRAIL) o.trail_ns = SHARED_RING_OFF;
+    if (is_shared(r->variant))
+        shared_ring_attach_consumer(&c, r->mem, shared_ring_region_size(RING, 0), &o);
     barrier(r);
     r->t0 = now_s();
-    if (r->variant == V_SHARED) {
+    if (is_shared(r->variant)) {
         while (shared_ring_read(&c, shared_cb, &k, SHARED_RING_FOREVER) >= 0) {
         }
     } else {
@@ -174,7 +180,7 @@ static double throughput(int variant, size_t size, double seconds, void *mem) {
     r.size = size;
     r.seconds = seconds;
     r.mem = mem;
-    if (variant == V_SHARED) {
+    if (is_shared(variant)) {
         shared_ring_format(mem, shared_ring_region_size(RING, 0), RING, 0);
     } else {
         memset(mem, 0, RING + AERON_RB_TRAILER_LENGTH);
@@ -322,12 +328,46 @@ static void print_latency(void) {
            median(ratio, LAT_ROUNDS));
 }
 
+/* ours ÷ aeron-claim, trailing on and off, per machine state: the median
+   over the repetitions whose two runs saw that state, (pairs). */
+static void print_state_ratios(double rate[][6][MAX_REPS], double state[][6][MAX_REPS], int reps,
+                               const size_t *sizes, int ns) {
+    int seen[NSTATES] = { 0, 0 };
+    for (int v = 0; v < NV; v++)
+        for (int s = 0; s < ns; s++)
+            for (int r = 0; r < reps; r++) seen[state_of(state[v][s][r])]++;
+    printf("\nPer machine state (a two-flag ping-pong before every run, one-way p50 <= %.0f ns "
+           "is fast: %d fast runs, %d slow); median over the repetitions whose two runs saw "
+           "that state, (pairs)\n\n| ratio | state |",
+           FAST_STATE_NS, seen[STATE_FAST], seen[STATE_SLOW]);
+    for (int s = 0; s < ns; s++) printf(" %zu B |", sizes[s]);
+    printf("\n|---|---|");
+    for (int s = 0; s < ns; s++) printf("---:|");
+    printf("\n");
+    for (int v = V_SHARED; v <= V_NO_TRAIL; v++)
+        for (int st = 0; st < NSTATES; st++) {
+            printf("| %s ÷ aeron-claim | %s |", names[v], state_names[st]);
+            for (int s = 0; s < ns; s++) {
+                double q[MAX_REPS];
+                int n = 0;
+                for (int r = 0; r < reps; r++)
+                    if (state_of(state[v][s][r]) == st && state_of(state[V_CLAIM][s][r]) == st)
+                        q[n++] = rate[v][s][r] / rate[V_CLAIM][s][r];
+                if (n == 0)
+                    printf(" never seen |");
+                else
+                    printf(" %.2f× (%d) |", median(q, n), n);
+            }
+            printf("\n");
+        }
+}
+
 int main(int argc, char **argv) {
     static const size_t sizes[] = { 64, 256, 1024, 4096, 16384, 65536 };
     enum { NS = sizeof sizes / sizeof sizes[0] };
     int reps = argc > 1 ? atoi(argv[1]) : 5;
     double seconds = argc > 2 ? atof(argv[2]) : 0.4;
-    static double rate[NV][NS][MAX_REPS];
+    static double rate[NV][NS][MAX_REPS], state[NV][NS][MAX_REPS];
     void *mem = aligned_alloc(4096, shared_ring_region_size(RING, 0) + 4096);
     if (reps < 1 || reps > MAX_REPS || seconds <= 0 || mem == NULL) {
         fprintf(stderr, "usage: aeron_vs_shared [REPS 1..%d] [SECONDS]\n", MAX_REPS);
@@ -336,7 +376,11 @@ int main(int argc, char **argv) {
     memset(mem, 0, shared_ring_region_size(RING, 0) + 4096);
     for (int r = 0; r < reps; r++)
         for (int s = 0; s < NS; s++)
-            for (int v = 0; v < NV; v++) rate[v][s][r] = throughput(v, sizes[s], seconds, mem);
+            for (int k = 0; k < NV; k++) {
+                int v = (k + r) % NV; /* each repetition starts with another variant */
+                state[v][s][r] = machine_state_ns();
+                rate[v][s][r] = throughput(v, sizes[s], seconds, mem);
+            }
     printf("shared_ring %s against aeron_spsc_rb: 8 MiB ring, %d interleaved reps of %.2f s, "
            "%ld CPUs\n\nMessage rate, M msg/s (median)\n\n| variant |",
            SHARED_RING_VERSION, reps, seconds, sysconf(_SC_NPROCESSORS_ONLN));
@@ -362,6 +406,7 @@ int main(int argc, char **argv) {
         }
         printf("\n");
     }
+    print_state_ratios(rate, state, reps, sizes, NS);
     print_latency();
     free(mem);
     return 0;
