@@ -4339,6 +4339,7 @@ static int srng_waitv(shared_ring_consumer *const *rings, size_t n, uint64_t lef
 }
 #endif
 
+#ifdef SRNG_HAVE_BELLS
 #ifndef SRNG_HAVE_WAITV
 static int srng_waitv_covers(size_t n) {
     (void)n;
@@ -4353,6 +4354,7 @@ static void srng_name_bell(shared_ring_consumer *const *rings, size_t n, uint32_
         if (rings[i] != SRNG_NULL)
             SRNG_STORE(srng_u32_at(rings[i]->s.region, SRNG_OFF_CONSUMER_BELL), bell, relaxed);
 }
+#endif
 
 /* A doorbell for a set one futex_waitv cannot watch, when every ring's
    producer runs in this process and wakes with the futex call (a bump from

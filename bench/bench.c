@@ -1595,9 +1595,9 @@ static void print_json(const config *cfg) {
 }
 
 static void write_svg(const config *cfg, const char *path) {
-    static const char *colors[] = {
-        "#1f77b4", "#2ca02c", "#17becf", "#d62728", "#ff7f0e", "#000000"
-    };
+    static const char *colors[] = { "#1f77b4", "#2ca02c", "#17becf", "#d62728", "#ff7f0e",
+                                    "#000000", "#7f7f7f", "#9467bd", "#8c564b", "#e377c2" };
+    _Static_assert(sizeof colors / sizeof colors[0] == NVARIANTS, "one color per variant");
     const double W = 760, H = 440, L = 70, R = 170, T = 30, B = 50;
     double lo = 1e30, hi = 0, vals[MAX_REPS];
     FILE *f = fopen(path, "w");
