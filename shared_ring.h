@@ -4244,7 +4244,12 @@ static int srng_set_ready(void *ctx, int thorough) {
     return r >= 0 ? r + 1 : 0;
 }
 
-#if SRNG_OS_SLEEP == SRNG_SLEEPS_FUTEX
+#if SRNG_OS_SLEEP == SRNG_SLEEPS_FUTEX && defined(SYS_futex_waitv) && \
+    defined(SRNG_HAVE_CLOCK_GETTIME)
+#define SRNG_HAVE_WAITV 1
+#endif
+
+#if defined(SRNG_HAVE_WAITV) || defined(SRNG_HAVE_BELLS)
 /* Do the producer's ordinary futex wake-ups reach this consumer's sleep?
    (Not when it sleeps in a wait hook, or the producer makes none.) */
 static int srng_futex_wakes_reach(const shared_ring_side *s) {
@@ -4279,9 +4284,7 @@ static int srng_announce_many(shared_ring_consumer *const *rings, size_t n, int 
     return promised && (!barrier || srng_process_barrier());
 }
 
-#if SRNG_OS_SLEEP == SRNG_SLEEPS_FUTEX && defined(SYS_futex_waitv) && \
-    defined(SRNG_HAVE_CLOCK_GETTIME)
-#define SRNG_HAVE_WAITV 1
+#ifdef SRNG_HAVE_WAITV
 #define SRNG_WAITV_MAX 128u /* the kernel's limit */
 /* Sleep on every consumer's sleeping word at once (Linux 5.16+): the
    producers' ordinary futex wake-ups reach it. 1 slept, 0 not possible
