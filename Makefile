@@ -268,7 +268,8 @@ test: $(B)/unit $(B)/results $(B)/stress $(B)/fenced-stress $(B)/crash $(B)/live
       $(B)/wakeup_hole $(B)/shm_trust $(B)/kernel_lock $(B)/notifier $(B)/notifier-pipes \
       $(FAST_TESTS) $(B)/fast_path \
       $(OS_TESTS) \
-      $(addprefix $(B)/,$(COMPILE_TESTS)) $(addprefix $(B)/fuzz_,$(FUZZ_TARGETS)) examples
+      $(addprefix $(B)/,$(COMPILE_TESTS)) $(addprefix $(B)/fuzz_,$(FUZZ_TARGETS)) examples \
+      bench/bench
 	@sh tests/suites.sh \
 	    "./$(B)/unit" \
 	    "./$(B)/results shared_ring.h" \
@@ -299,7 +300,8 @@ test: $(B)/unit $(B)/results $(B)/stress $(B)/fenced-stress $(B)/crash $(B)/live
 	    "$(MAKE) --no-print-directory readme-check" \
 	    "$(MAKE) --no-print-directory ecosystem-tests" \
 	    "sh tests/docs_check.sh" \
-	    "sh tests/stat_check.sh"
+	    "sh tests/stat_check.sh" \
+	    "sh tests/bench_smoke.sh bench/bench"
 
 tsan: $(B)/tsan-unit $(B)/tsan-stress $(B)/tsan-crash
 	./$(B)/tsan-unit
