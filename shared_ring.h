@@ -162,7 +162,10 @@
                                                 read_pos >= this
         536    8  producer  producer_fenceless_for  attach id of the consumer
                                         it publishes to without a fence, or 0
-        544   96  -         reserved, zero
+        544    8  producer  producer_bells  which doorbell table its wake-ups
+                                        ring: a number only compared, never
+                                        followed (section 4), or 0: none
+        552   88  -         reserved, zero
         640    8  producer  producer owner  pid (low 30 bits; bit 31: a
                                         prepare is formatting; bit 30: it
                                         holds its lock on byte 640 of the
@@ -261,6 +264,18 @@
    spin may keep a CPU spinning up to spin_max_ns per wait. spin_max_ns at
    or below spin_ns keeps the spin fixed; stats.spin_now_ns shows it.
    shared_ring_wait_any spins, and adapts, its first ring's budget.
+
+   Doorbells. shared_ring_wait_any sleeps on every ring's consumer_sleeping
+   word at once with futex_waitv, which takes at most 128 words. For more
+   rings (or a kernel before 5.16), when every producer of the set runs in
+   the consumer's process and says in producer_bells that it rings this
+   copy of the library's doorbell table, the consumer takes one of the
+   table's 64 doorbells and writes its number in consumer_bell of every
+   ring before it announces itself asleep; a producer that takes the 1 out
+   of consumer_sleeping then also bumps that doorbell and wakes it. The
+   number is an index into the producer's own table, bounds-checked: a
+   wrong one is a spurious wake-up, never a store elsewhere. Otherwise
+   the set sleeps in 1 ms slices.
 
    Mixed builds. The two sides may be built differently (one with
    SHARED_RING_NO_OS_WAIT, one with wait hooks, one default). Each records
@@ -1468,6 +1483,7 @@ enum {
     SRNG_OFF_CLOSED = 524,
     SRNG_OFF_PRODUCER_WAKE_POS = 528,
     SRNG_OFF_PRODUCER_FENCELESS_FOR = 536,
+    SRNG_OFF_PRODUCER_BELLS = 544,
     SRNG_OFF_PRODUCER_ID = 640, /* identity: owner, start time, pid namespace, attach id */
     SRNG_OFF_CONSUMER_ID = 768
 };
@@ -2003,6 +2019,12 @@ static struct {
     srng_au32 taken; /* 1 while a wait_any holds it */
     srng_au32 rung;  /* bumped by every wake-up */
 } srng_bells[SRNG_BELLS];
+
+/* Which table this copy of the library rings, as a number: its address.
+   A process can hold two copies (two libraries that each compiled the
+   implementation); a consumer uses a doorbell only when every producer
+   rings its own copy's table. Compared, never followed. */
+static uint64_t srng_bell_table(void) { return SRNG_PUN(uintptr_t, &srng_bells[0]); }
 
 /* The producer's part: ring the bell named beside the consumer's word. */
 static void srng_ring_bell(srng_au32 *consumer_sleeping) {
@@ -2880,6 +2902,15 @@ static void srng_announce_mode(shared_ring_side *s, unsigned own_sleep_off,
     s->process_barrier = SRNG_CAST(uint32_t, srng_register_process_barrier());
     SRNG_STORE(srng_beside(own, SRNG_MODE_WORD), srng_wait_mode(s), relaxed);
     SRNG_STORE(srng_fenceless_for(own), 0u, relaxed);
+    if (s->magic == SRNG_PRODUCER_MAGIC) {
+#ifdef SRNG_HAVE_BELLS
+        SRNG_STORE(srng_u64_at(s->region, SRNG_OFF_PRODUCER_BELLS), srng_bell_table(), relaxed);
+#else
+        SRNG_STORE(srng_u64_at(s->region, SRNG_OFF_PRODUCER_BELLS), 0u, relaxed);
+#endif
+    } else {
+        SRNG_STORE(srng_beside(own, SRNG_BELL_WORD), 0u, relaxed); /* a dead consumer's */
+    }
     /* release: a side that reads our attach id also sees our pid and
        namespace (srng_choose_barrier) and our wait mode (shared_ring_arm) */
     SRNG_STORE(srng_u64_at(s->region, own_id + SRNG_ID_ATTACH), s->attach_id, release);
@@ -4360,9 +4391,10 @@ static void srng_name_bell(shared_ring_consumer *const *rings, size_t n, uint32_
 #endif
 
 /* A doorbell for a set one futex_waitv cannot watch, when every ring's
-   producer runs in this process and wakes with the futex call (a bump from
-   anywhere else would not reach it), named beside each ring's sleeping
-   word before the set announces itself asleep. 0: none (sleep in slices). */
+   producer runs in this process, wakes with the futex call and rings this
+   copy's table (a bump from anywhere else would not reach it), named
+   beside each ring's sleeping word before the set announces itself
+   asleep. 0: none (sleep in slices). */
 static uint32_t srng_take_bell(shared_ring_consumer *const *rings, size_t n) {
 #if defined(SRNG_HAVE_BELLS) && defined(SRNG_HAVE_IDENTITY)
     srng_process me;
@@ -4370,10 +4402,14 @@ static uint32_t srng_take_bell(shared_ring_consumer *const *rings, size_t n) {
     size_t i;
     if (srng_waitv_covers(n)) return 0u;
     srng_self(&me);
-    for (i = 0; i < n; i++)
-        if (rings[i] != SRNG_NULL && (!srng_futex_wakes_reach(&rings[i]->s) ||
-                                      !srng_owned_by(rings[i]->s.region, SRNG_OFF_PRODUCER_ID, &me)))
+    for (i = 0; i < n; i++) {
+        const unsigned char *region = rings[i] != SRNG_NULL ? rings[i]->s.region : SRNG_NULL;
+        if (region == SRNG_NULL) continue;
+        if (!srng_futex_wakes_reach(&rings[i]->s) ||
+            !srng_owned_by(region, SRNG_OFF_PRODUCER_ID, &me) ||
+            srng_id_field(region, SRNG_OFF_PRODUCER_BELLS) != srng_bell_table())
             return 0u;
+    }
     for (bell = 1u; bell <= SRNG_BELLS; bell++) {
         uint32_t free_bell = 0u;
         if (SRNG_CAS(&srng_bells[bell - 1u].taken, free_bell, 1u)) {

@@ -2826,6 +2826,23 @@ TEST(wait_any_over_more_rings_than_one_system_call_takes_sleeps_once_on_a_doorbe
     CHECK(st.sleeps <= 2u); /* slices would have slept once a millisecond */
     for (i = 0; i < SET_RINGS; i++) CHECK_EQ(set_word(i, 396), 0u); /* given back */
 }
+
+/* A producer that rings another table (a second copy of the library in
+   this process, here forged in producer_bells, 544): the set names no
+   doorbell, sleeps in slices, and still gets the message. */
+TEST(wait_any_names_no_doorbell_when_a_producer_rings_another_table) {
+    size_t ring = SET_RINGS - 1;
+    uint64_t other = 8;
+    pthread_t t;
+    setup_set(SET_RINGS, SHARED_RING_OFF);
+    CHECK(set_word(0, 544) != 0u); /* an attached producer names its table */
+    memcpy(set_regions[3] + 544, &other, sizeof other);
+    bell_seen = 99;
+    pthread_create(&t, NULL, note_the_bell_then_write, &ring);
+    CHECK_EQ(shared_ring_wait_any(set, SET_RINGS, 5000000000u), (int)ring);
+    pthread_join(t, NULL);
+    CHECK_EQ(bell_seen, 0u);
+}
 #endif
 
 /* A sleeping consumer whose region names a doorbell outside the table (a
@@ -3197,6 +3214,7 @@ int main(void) {
     RUN(sleeping_wait_any_over_more_rings_than_one_system_call_takes_still_wakes);
 #if defined(__linux__) && !defined(__APPLE__)
     RUN(wait_any_over_more_rings_than_one_system_call_takes_sleeps_once_on_a_doorbell);
+    RUN(wait_any_names_no_doorbell_when_a_producer_rings_another_table);
 #endif
     RUN(a_doorbell_number_outside_the_table_is_ignored);
     RUN(wait_any_serves_every_ready_ring_in_turn);
