@@ -2034,6 +2034,8 @@ static void srng_ring_bell(srng_au32 *consumer_sleeping) {
     SRNG_ADD(&srng_bells[bell - 1u].rung, 1u, release);
     srng_os_wake(&srng_bells[bell - 1u].rung);
 }
+#else
+static uint64_t srng_bell_table(void) { return 0u; } /* rings none */
 #endif
 
 /* Wake the peer sleeping on `word` the way it sleeps (its wait_mode sits
@@ -2902,15 +2904,10 @@ static void srng_announce_mode(shared_ring_side *s, unsigned own_sleep_off,
     s->process_barrier = SRNG_CAST(uint32_t, srng_register_process_barrier());
     SRNG_STORE(srng_beside(own, SRNG_MODE_WORD), srng_wait_mode(s), relaxed);
     SRNG_STORE(srng_fenceless_for(own), 0u, relaxed);
-    if (s->magic == SRNG_PRODUCER_MAGIC) {
-#ifdef SRNG_HAVE_BELLS
+    if (s->magic == SRNG_PRODUCER_MAGIC)
         SRNG_STORE(srng_u64_at(s->region, SRNG_OFF_PRODUCER_BELLS), srng_bell_table(), relaxed);
-#else
-        SRNG_STORE(srng_u64_at(s->region, SRNG_OFF_PRODUCER_BELLS), 0u, relaxed);
-#endif
-    } else {
+    else
         SRNG_STORE(srng_beside(own, SRNG_BELL_WORD), 0u, relaxed); /* a dead consumer's */
-    }
     /* release: a side that reads our attach id also sees our pid and
        namespace (srng_choose_barrier) and our wait mode (shared_ring_arm) */
     SRNG_STORE(srng_u64_at(s->region, own_id + SRNG_ID_ATTACH), s->attach_id, release);
@@ -4317,10 +4314,6 @@ static int srng_announce_many(shared_ring_consumer *const *rings, size_t n, int 
 
 #ifdef SRNG_HAVE_WAITV
 #define SRNG_WAITV_MAX 128u /* the kernel's limit */
-/* Sleep on every consumer's sleeping word at once (Linux 5.16+): the
-   producers' ordinary futex wake-ups reach it. 1 slept, 0 not possible
-   here (older kernel, a ring whose producer makes no futex wake-ups, a
-   wait hook, too many rings), -1 the call failed. */
 static srng_au32 srng_no_waitv; /* 1: before Linux 5.16 */
 
 /* May one futex_waitv call watch a set of n rings? */
@@ -4328,6 +4321,10 @@ static int srng_waitv_covers(size_t n) {
     return n <= SRNG_WAITV_MAX && SRNG_LOAD(&srng_no_waitv, relaxed) == 0u;
 }
 
+/* Sleep on every consumer's sleeping word at once (Linux 5.16+): the
+   producers' ordinary futex wake-ups reach it. 1 slept, 0 not possible
+   here (older kernel, a ring whose producer makes no futex wake-ups, a
+   wait hook, too many rings), -1 the call failed. */
 static int srng_waitv(shared_ring_consumer *const *rings, size_t n, uint64_t left) {
     struct {
         uint64_t val, uaddr;
@@ -4403,8 +4400,9 @@ static uint32_t srng_take_bell(shared_ring_consumer *const *rings, size_t n) {
     if (srng_waitv_covers(n)) return 0u;
     srng_self(&me);
     for (i = 0; i < n; i++) {
-        const unsigned char *region = rings[i] != SRNG_NULL ? rings[i]->s.region : SRNG_NULL;
-        if (region == SRNG_NULL) continue;
+        const unsigned char *region;
+        if (rings[i] == SRNG_NULL) continue;
+        region = rings[i]->s.region;
         if (!srng_futex_wakes_reach(&rings[i]->s) ||
             !srng_owned_by(region, SRNG_OFF_PRODUCER_ID, &me) ||
             srng_id_field(region, SRNG_OFF_PRODUCER_BELLS) != srng_bell_table())
