@@ -15,15 +15,7 @@
 
 #define RING (64u * 1024u)
 
-/* aeron_spsc_rb.c reports bad capacities through Aeron's error module,
-   which is not built: this is the one function it calls. */
-void aeron_err_set(int errcode, const char *function, const char *filename, int line_number,
-                   const char *format, ...);
-void aeron_err_set(int errcode, const char *function, const char *filename, int line_number,
-                   const char *format, ...) {
-    fprintf(stderr, "aeron error %d in %s (%s:%d): %s\n", errcode, function, filename, line_number,
-            format);
-}
+#include "aeron_err_stub.h"
 
 typedef struct sink {
     unsigned char copy[4096];

@@ -37,15 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
-/* aeron_spsc_rb.c reports bad capacities through Aeron's error module,
-   which we do not build: this is the one function it calls. */
-void aeron_err_set(int errcode, const char *function, const char *filename, int line_number,
-                   const char *format, ...);
-void aeron_err_set(int errcode, const char *function, const char *filename, int line_number,
-                   const char *format, ...) {
-    fprintf(stderr, "aeron error %d in %s (%s:%d): %s\n", errcode, function, filename, line_number,
-            format);
-}
+#include "aeron_err_stub.h"
 
 #define RING (8u << 20)
 #define NSRC 26
