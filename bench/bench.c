@@ -80,12 +80,6 @@ static double now_s(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static uint64_t now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static double thread_cpu_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
@@ -105,13 +99,6 @@ static double cpu_share_since(cpu_mark m) {
     return wall > 0 ? (thread_cpu_s() - m.cpu) / wall : 1.0;
 }
 
-static void pin_to_cpu(int cpu) {
-    cpu_set_t set;
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    CPU_ZERO(&set);
-    CPU_SET(cpu % (n > 0 ? (int)n : 1), &set);
-    pthread_setaffinity_np(pthread_self(), sizeof set, &set); /* best effort */
-}
 
 static void cpu_relax(void) {
 #if defined(__x86_64__) || defined(__i386__)

@@ -29,16 +29,18 @@ typedef struct state_flags {
     _Alignas(128) _Atomic uint64_t pong;
 } state_flags;
 
-static void state_pin(int cpu) {
+/* Pin the calling thread to `cpu` (modulo the CPUs online); best effort. */
+static void pin_to_cpu(int cpu) {
     cpu_set_t set;
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
     CPU_ZERO(&set);
-    CPU_SET(cpu % (int)sysconf(_SC_NPROCESSORS_ONLN), &set);
+    CPU_SET(cpu % (n > 0 ? (int)n : 1), &set);
     pthread_setaffinity_np(pthread_self(), sizeof set, &set);
 }
 
 static void *state_echo(void *arg) {
     state_flags *f = (state_flags *)arg;
-    state_pin(1);
+    pin_to_cpu(1);
     for (uint64_t seq = 1; seq <= STATE_ROUND_TRIPS; seq++) {
         while (atomic_load_explicit(&f->ping, memory_order_acquire) != seq) {
         }
@@ -52,7 +54,7 @@ static int state_cmp(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-static uint64_t state_now_ns(void) {
+static uint64_t now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
@@ -67,13 +69,13 @@ static double machine_state_ns(void) {
     atomic_store(&flags.ping, 0);
     atomic_store(&flags.pong, 0);
     pthread_create(&t, NULL, state_echo, &flags);
-    state_pin(0);
+    pin_to_cpu(0);
     for (uint64_t seq = 1; seq <= STATE_ROUND_TRIPS; seq++) {
-        uint64_t t0 = state_now_ns();
+        uint64_t t0 = now_ns();
         atomic_store_explicit(&flags.ping, seq, memory_order_release);
         while (atomic_load_explicit(&flags.pong, memory_order_acquire) != seq) {
         }
-        rtt[seq - 1] = state_now_ns() - t0;
+        rtt[seq - 1] = now_ns() - t0;
     }
     pthread_join(t, NULL);
     qsort(rtt, STATE_ROUND_TRIPS, sizeof rtt[0], state_cmp);

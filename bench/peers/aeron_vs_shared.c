@@ -63,7 +63,6 @@ static double now_s(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static void pin(int cpu) { state_pin(cpu); }
 
 static void barrier(run *r) {
     atomic_fetch_add(&r->ready, 1);
@@ -105,7 +104,7 @@ static void *producer(void *arg) {
     unsigned s = 0;
     uint64_t n = 0;
     shared_ring_producer p;
-    pin(0);
+    pin_to_cpu(0);
     for (unsigned i = 0; i < NSRC; i++) {
         src[i] = malloc(r->size);
         memset(src[i], 'x', r->size);
@@ -140,7 +139,7 @@ static void consume(run *r) {
     checker k = { malloc(r->size), r->size, 0, 0, 0 };
     shared_ring_consumer c;
     shared_ring_options o = SHARED_RING_OPTIONS_INIT;
-    pin(1);
+    pin_to_cpu(1);
     if (r->variant == V_NO_TRAIL) o.trail_ns = SHARED_RING_OFF;
     if (is_shared(r->variant))
         shared_ring_attach_consumer(&c, r->mem, shared_ring_region_size(RING, 0), &o);
@@ -228,7 +227,7 @@ static void *echo(void *arg) {
     shared_ring_producer p;
     shared_ring_consumer c;
     unsigned char msg[PING];
-    pin(1);
+    pin_to_cpu(1);
     if (pp->variant == V_SHARED) {
         shared_ring_attach_consumer(&c, pp->mem[0], shared_ring_region_size(1u << 16, 0), NULL);
         shared_ring_attach_producer(&p, pp->mem[1], shared_ring_region_size(1u << 16, 0), NULL);
@@ -272,7 +271,7 @@ static void latency(int variant, long iters, double *out) {
         shared_ring_attach_consumer(&c, pp.mem[1], bytes, NULL);
     }
     pthread_create(&t, NULL, echo, &pp);
-    pin(0);
+    pin_to_cpu(0);
     for (long i = 0; i < iters; i++) {
         double t0 = now_s();
         send_one(&pp, &p, 0, msg);
