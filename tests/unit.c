@@ -1399,12 +1399,23 @@ TEST(zero_spin_sleeps_at_once) {
     CHECK(st.sleeps >= 1);
 }
 
+/* valgrind runs every instruction many times slower but sleeps at native speed, so
+   the share of a CPU a sleeping wait uses grows with it (0.1 % native, 0.4-2 % under
+   memcheck on a loaded machine). valgrind announces itself in LD_PRELOAD. */
+static int running_under_valgrind(void) {
+    const char *preload = getenv("LD_PRELOAD");
+    return preload != NULL && strstr(preload, "vgpreload") != NULL;
+}
+
 /* ---- adaptive spinning -------------------------------------------------------
    A message comes 60 ms after the wait begins: past a 40 ms spin, so the
-   wait sleeps and a wake-up ends it, within twice that spin. The margins
-   (20 ms each way) hold under valgrind too. */
+   wait sleeps and a wake-up ends it, within twice that spin. Under valgrind,
+   whose one-thread-at-a-time scheduling overran the 20 ms margins each way
+   in CI, every one of these times is 4 times longer (time_scale). */
 
-#define SPIN_40MS 40000000u
+static unsigned time_scale = 1;
+#define SPIN_40MS (40000000u * time_scale)
+#define AFTER_60MS ((long)(60000000L * (long)time_scale))
 
 static uint64_t consumer_spin_now(void) {
     shared_ring_stats st = { 0 };
@@ -1421,14 +1432,14 @@ static void setup_adaptive(uint32_t spin_ns, uint32_t spin_max_ns) {
 
 static void *write_after_60ms(void *arg) {
     (void)arg;
-    nanosleep(&(struct timespec){ 0, 60000000 }, NULL);
+    nanosleep(&(struct timespec){ 0, AFTER_60MS }, NULL);
     shared_ring_write_bytes(&prod, "late", 4, SHARED_RING_FOREVER);
     return NULL;
 }
 
 static void *read_some_after_60ms(void *arg) {
     (void)arg;
-    nanosleep(&(struct timespec){ 0, 60000000 }, NULL);
+    nanosleep(&(struct timespec){ 0, AFTER_60MS }, NULL);
     shared_ring_read_some(&cons, record_message, &(seen){ 0 });
     return NULL;
 }
@@ -1467,17 +1478,17 @@ TEST(a_wait_that_times_out_halves_the_spin_down_to_spin_ns) {
     CHECK_EQ(consumer_spin_now(), 2 * SPIN_40MS);
     CHECK_EQ(shared_ring_read(&cons, record_message, &(seen){ 0 }, 0), 1);
     /* each times out within twice its spin: not finding is what counts */
-    CHECK_EQ(shared_ring_wait(&cons, 120000000), SHARED_RING_TIMEOUT);
+    CHECK_EQ(shared_ring_wait(&cons, 120000000u * time_scale), SHARED_RING_TIMEOUT);
     CHECK_EQ(consumer_spin_now(), SPIN_40MS);
-    CHECK_EQ(shared_ring_wait(&cons, 60000000), SHARED_RING_TIMEOUT);
+    CHECK_EQ(shared_ring_wait(&cons, (uint64_t)AFTER_60MS), SHARED_RING_TIMEOUT);
     CHECK_EQ(consumer_spin_now(), SPIN_40MS);
 }
 
 TEST(the_spin_grows_no_further_than_spin_max) {
-    setup_adaptive(1000000, 90000000); /* 1 ms, up to 90 ms */
-    cons.s.spin_now = 45000000;        /* private: as if it had grown to 45 ms */
+    setup_adaptive(1000000, 90000000u * time_scale); /* 1 ms, up to 90 ms */
+    cons.s.spin_now = 45000000u * time_scale;        /* private: as if grown to 45 ms */
     wait_for_a_message_written_after_60ms();
-    CHECK_EQ(consumer_spin_now(), 90000000);
+    CHECK_EQ(consumer_spin_now(), 90000000u * time_scale);
 }
 
 TEST(a_spin_max_below_spin_ns_keeps_the_spin_fixed) {
@@ -1487,10 +1498,10 @@ TEST(a_spin_max_below_spin_ns_keeps_the_spin_fixed) {
 }
 
 TEST(a_wait_that_spinning_ends_keeps_the_spin) {
-    setup_adaptive(100000000, 1000000000); /* 100 ms: the 60 ms wait ends spinning */
-    cons.s.spin_now = 200000000;           /* private: as if it had grown to 200 ms */
+    setup_adaptive(100000000u * time_scale, 1000000000); /* 100 ms: the 60 ms wait ends spinning */
+    cons.s.spin_now = 200000000u * time_scale; /* private: as if it had grown to 200 ms */
     wait_for_a_message_written_after_60ms();
-    CHECK_EQ(consumer_spin_now(), 200000000);
+    CHECK_EQ(consumer_spin_now(), 200000000u * time_scale);
 }
 
 TEST(a_blocked_producer_that_sleeps_briefly_doubles_its_spin) {
@@ -2222,13 +2233,6 @@ static uint64_t thread_cpu_ns(void) {
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* valgrind runs every instruction many times slower but sleeps at native speed, so
-   the share of a CPU a sleeping wait uses grows with it (0.1 % native, 0.4-2 % under
-   memcheck on a loaded machine). valgrind announces itself in LD_PRELOAD. */
-static int running_under_valgrind(void) {
-    const char *preload = getenv("LD_PRELOAD");
-    return preload != NULL && strstr(preload, "vgpreload") != NULL;
-}
 
 TEST(waiting_in_a_loop_for_a_gone_peer_to_come_back_uses_under_one_percent_of_a_cpu) {
     shared_ring_options o = SHARED_RING_OPTIONS_INIT;
@@ -2887,7 +2891,7 @@ TEST(wait_any_after_the_set_shrank_below_its_cursor_starts_at_the_first_ring) {
 /* wait_any adapts the first ring's spin as wait does: a message that comes
    60 ms into a 40 ms spin doubles it. */
 TEST(wait_any_adapts_the_first_rings_spin) {
-    later_write w = { 1, 60 };
+    later_write w = { 1, 60 * (long)time_scale };
     shared_ring_stats st = { 0 };
     pthread_t t;
     setup_set_spin(2, SPIN_40MS, 1000000000); /* up to 1 s */
@@ -2995,6 +2999,7 @@ TEST(attach_wait_attaches_once_another_thread_formats) {
 }
 
 int main(void) {
+    if (running_under_valgrind()) time_scale = 4;
     printf("unit: waits use %s\n", shared_ring_wait_method());
     RUN(region_size_is_capacity_plus_header);
         RUN(region_size_rounds_capacity_up_to_a_power_of_two_of_at_least_64);
