@@ -483,7 +483,7 @@
 #define SHARED_RING_VERSION_MINOR 2
 #define SHARED_RING_VERSION_PATCH 0
 #define SHARED_RING_VERSION "0.2.0"
-#define SHARED_RING_LAYOUT_VERSION 3u
+#define SHARED_RING_LAYOUT_VERSION 4u
 #define SHARED_RING_MAGIC 0x53524E47u
 
 #include <stddef.h>
@@ -1447,6 +1447,13 @@ typedef _Atomic uint32_t srng_au32;
 #define SRNG_STATIC_ASSERT(c, m) _Static_assert(c, m)
 #endif
 
+/* A scheduling point at each load and store of a lifecycle control word.
+   Nothing in a release build; tests/interleave.c defines it to hand each
+   step to a driver that chooses which process moves next. */
+#ifndef SRNG_SCHED_POINT
+#define SRNG_SCHED_POINT(what) ((void)0)
+#endif
+
 
 #define SRNG_NULL SHARED_RING_NULLPTR
 
@@ -1474,6 +1481,7 @@ enum {
     SRNG_OFF_WRITE_POS = 128,
     SRNG_OFF_READ_POS = 256,
     SRNG_OFF_CORRUPT = 264,
+    SRNG_OFF_CLOSE_SEEN = 268,
     SRNG_OFF_CONSUMER_SLEEPING = 384,
     SRNG_OFF_CONSUMER_WAIT_MODE = 392,
     SRNG_OFF_CONSUMER_BELL = 396,
@@ -2059,23 +2067,27 @@ static void srng_wake(shared_ring_side *s, srng_au32 *word) {
 }
 /* ---- process identity and liveness ----------------------------------------
    Each side records who it is at attach, in a block of its own: an owner
-   word (pid in the low 32 bits, a 32-bit token of the process's start time
-   in the high ones), the start time itself and, on Linux, the pid
-   namespace. The owner word is claimed with compare-and-swap, so two
-   attaches cannot both win. A reused pid does not fake a live owner: its
-   start time differs. Bit 31 of the pid half marks a prepare that is
-   formatting the region, bit 30 an owner that holds its kernel lock (see
-   "ownership the kernel keeps"). Looked at only on slow paths: attach, prepare,
-   and a wait about to sleep (then every SRNG_LIVENESS_NS while asleep). */
+   word, the process's start time and, on Linux, its namespaces. The owner
+   word is the side's state machine (docs/protocol.md, "The lifecycle"):
+   0 FREE, or the owner's pid (bits 0-28), LOCKED (bit 29: it holds its
+   kernel lock), a state (bits 30-31: ATTACHED, CLAIMING: an attach in
+   progress, FORMATTING: a prepare holds the side) and a 32-bit token of
+   its start time (the high half). Only an ATTACHED word is a peer; the
+   transient states are never mistaken for one, nor their end for a
+   departure. A reused pid does not fake a live owner: its start time
+   differs. Looked at only on slow paths: attach, prepare, and a wait about
+   to sleep (then every SRNG_LIVENESS_NS while asleep). */
 #if !defined(SHARED_RING_NO_OS_WAIT) && \
     ((defined(__APPLE__) && defined(__MACH__)) || defined(__linux__) || defined(_WIN32))
 #define SRNG_HAVE_IDENTITY 1
 #endif
-#define SRNG_OWNER_FORMATTING 0x80000000u
-#define SRNG_OWNER_LOCKED 0x40000000u /* the owner holds its kernel lock */
-#define SRNG_OWNER_MARKS (SRNG_OWNER_FORMATTING | SRNG_OWNER_LOCKED)
-#define SRNG_OWNER_PID 0x3FFFFFFFu /* also: a pid too large to record */
-#define SRNG_LIVENESS_NS 50000000u /* a dead peer is noticed within this */
+#define SRNG_OWNER_PID 0x1FFFFFFFu /* also: a pid too large to record */
+#define SRNG_OWNER_LOCKED 0x20000000u
+#define SRNG_OWNER_STATE 0xC0000000u
+#define SRNG_ATTACHED 0x00000000u
+#define SRNG_CLAIMING 0x40000000u
+#define SRNG_FORMATTING 0x80000000u /* 0xC0000000 is no state: read as CLAIMING */
+#define SRNG_LIVENESS_NS 50000000u  /* a dead peer is noticed within this */
 enum { SRNG_GONE = 0, SRNG_ALIVE = 1, SRNG_UNKNOWN = -1 };
 
 typedef struct srng_process {
@@ -2165,13 +2177,15 @@ static uint64_t srng_namespace(const char *path) {
 static uint64_t srng_pid_namespace(void) { return srng_namespace("/proc/self/ns/pid"); }
 static uint64_t srng_time_namespace(void) { return srng_namespace("/proc/self/ns/time"); }
 
-/* Read up to size-1 bytes of a small file, NUL-terminated. -1 on error. */
+/* Read up to size-1 bytes of a small file, NUL-terminated. -1 on error.
+   Raw system calls: open, read and close are cancellation points, and a
+   thread cancelled inside the first identity read (srng_self) would leave
+   it half done for every other thread of the process. */
 static long srng_read_file(const char *path, char *buf, size_t size) {
-    long n;
-    int fd = open(path, O_RDONLY);
+    long n, fd = syscall(SYS_openat, SRNG_CAST(long, AT_FDCWD), path, SRNG_CAST(long, O_RDONLY));
     if (fd < 0) return -1;
-    n = read(fd, buf, size - 1u); /* ssize_t: int or long */
-    close(fd);
+    n = syscall(SYS_read, fd, buf, size - 1u);
+    (void)syscall(SYS_close, fd);
     buf[n > 0 ? n : 0] = 0;
     return n;
 }
@@ -2305,18 +2319,20 @@ static int srng_ofd_lock(int fd, int cmd, short type, unsigned byte) {
 }
 
 /* This handle's own description of the region's file, locked at our
-   side's byte. Returns OK with it in *lock_fd, or -1 there when no lock
-   can be had (no /proc to reopen through, another description holds the
-   byte: a lost handle taken back, or a forked child's copy); ERR_ARG when
-   fd is not an open regular file that holds this ring at offset 0. */
-static int srng_lock_side(const unsigned char *region, int fd, unsigned id_off, int *lock_fd) {
+   side's byte: in *lock_fd, or -1 there when no lock can be had (no /proc
+   to reopen through, another description holds the byte: a live owner, a
+   lost handle taken back, or a forked child's copy). Taken before the
+   claim, so that the claim can judge the side's last owner by its byte.
+   Returns OK, or ERR_ARG when fd is not an open regular file. */
+static int srng_lock_side(int fd, unsigned id_off, int *lock_fd) {
     char path[32] = "/proc/self/fd/";
     struct stat st;
-    uint64_t ring_id = 0;
     int own;
     *lock_fd = -1;
     if (fd <= 0) return SHARED_RING_OK;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return SHARED_RING_ERR_ARG;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+        return srng_explain(SHARED_RING_ERR_ARG, "region_fd %u is not an open regular file",
+                            SRNG_CAST(uint32_t, fd), 0, 0);
     *srng_put_pid(path + 14, SRNG_CAST(uint32_t, fd)) = 0;
 #ifdef O_CLOEXEC
     own = open(path, O_RDWR | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
@@ -2325,20 +2341,25 @@ static int srng_lock_side(const unsigned char *region, int fd, unsigned id_off, 
     if (own >= 0) (void)fcntl(own, F_SETFD, FD_CLOEXEC);
 #endif
     if (own < 0) return SHARED_RING_OK;
-    /* The same ring: the file holds its ring id (read through our own
-       description, whose offset no one else uses). */
-    if (lseek(own, SRNG_OFF_RING_ID, SEEK_SET) != SRNG_OFF_RING_ID ||
-        read(own, &ring_id, sizeof ring_id) != SRNG_CAST(long, sizeof ring_id) ||
-        ring_id != SRNG_LOAD(SRNG_PUN(const srng_au64 *, region + SRNG_OFF_RING_ID), relaxed)) {
-        close(own);
-        return SHARED_RING_ERR_ARG;
-    }
     if (srng_ofd_lock(own, SRNG_F_OFD_SETLK, F_WRLCK, id_off) != F_WRLCK) {
         close(own);
         return SHARED_RING_OK;
     }
     *lock_fd = own;
     return SHARED_RING_OK;
+}
+
+/* Does the locked file hold this ring (its ring id, read through our own
+   description, whose offset no one else uses)? Asked once the claim holds
+   the side: no format can change the id then. OK, or ERR_ARG. */
+static int srng_file_holds(int lock_fd, const unsigned char *region) {
+    uint64_t ring_id = 0;
+    if (lock_fd < 0) return SHARED_RING_OK;
+    if (lseek(lock_fd, SRNG_OFF_RING_ID, SEEK_SET) == SRNG_OFF_RING_ID &&
+        read(lock_fd, &ring_id, sizeof ring_id) == SRNG_CAST(long, sizeof ring_id) &&
+        ring_id == SRNG_LOAD(SRNG_PUN(const srng_au64 *, region + SRNG_OFF_RING_ID), relaxed))
+        return SHARED_RING_OK;
+    return srng_refuse(SHARED_RING_ERR_ARG, "region_fd is not the file this ring is mapped from");
 }
 
 /* GONE when the owner's byte is free (its owner word has the LOCKED bit),
@@ -2356,11 +2377,15 @@ static void srng_unlock_side(int lock_fd) {
 
 #ifndef SRNG_HAVE_KERNEL_LOCK
 /* No open-file-description locks: region_fd is not used. */
-static int srng_lock_side(const unsigned char *region, int fd, unsigned id_off, int *lock_fd) {
-    (void)region;
+static int srng_lock_side(int fd, unsigned id_off, int *lock_fd) {
     (void)fd;
     (void)id_off;
     *lock_fd = -1;
+    return SHARED_RING_OK;
+}
+static int srng_file_holds(int lock_fd, const unsigned char *region) {
+    (void)lock_fd;
+    (void)region;
     return SHARED_RING_OK;
 }
 static void srng_unlock_side(int lock_fd) { (void)lock_fd; }
@@ -2373,9 +2398,19 @@ static int srng_lock_status(int lock_fd, unsigned id_off) {
 #endif
 #endif
 
-/* Do two owner words name one process (whatever their marks)? */
+/* Do two owner words name one process (whatever their state)? */
 static int srng_same_owner(uint64_t a, uint64_t b) {
-    return ((a ^ b) & ~SRNG_CAST(uint64_t, SRNG_OWNER_MARKS)) == 0u;
+    return ((a ^ b) & ~SRNG_CAST(uint64_t, SRNG_OWNER_STATE | SRNG_OWNER_LOCKED)) == 0u;
+}
+
+/* Is this owner word an attached side: not FREE, not transient? */
+static int srng_is_attached(uint64_t owner) {
+    return owner != 0u && (SRNG_CAST(uint32_t, owner) & SRNG_OWNER_STATE) == SRNG_ATTACHED;
+}
+
+/* The owner word with another state (and without the LOCKED bit). */
+static uint64_t srng_in_state(uint64_t owner, uint32_t state) {
+    return (owner & ~SRNG_CAST(uint64_t, SRNG_OWNER_STATE | SRNG_OWNER_LOCKED)) | state;
 }
 
 /* A 64-bit word of an identity block, read once. */
@@ -2384,20 +2419,25 @@ static uint64_t srng_id_field(const unsigned char *region, unsigned off) {
 }
 
 #ifdef SRNG_HAVE_IDENTITY
-/* This process: pid, start time, namespaces. Read once per process (a
-   forked child reads its own) and kept: the owner word this process
-   records must be the one it recognizes as its own later, even if a read
-   that failed then (out of descriptors) would work now. */
+/* This process: pid, start time, namespaces. Read once per process and
+   kept: the owner word this process records must be the one it
+   recognizes as its own later, even if a read that failed then (out of
+   descriptors) would work now. The state names the pid it is for, so a
+   child forked while a thread of its parent was reading reads its own
+   instead of waiting for a thread it does not have; the read has no
+   cancellation point (srng_read_file), so no thread leaves it half done. */
 static void srng_self(srng_process *me) {
-    static srng_au32 state; /* 0 not read, 1 being read, 2 read */
-    static srng_au32 pid_read;
+    static srng_au64 state; /* pid << 2 | 1 being read, | 2 read (for that pid) */
     static srng_au64 start, boot, ns, timens;
     uint32_t pid = srng_getpid();
+    uint64_t reading, done;
     if (pid > SRNG_OWNER_PID) pid = SRNG_OWNER_PID; /* judged UNKNOWN by everyone */
+    reading = SRNG_CAST(uint64_t, pid) << 2 | 1u;
+    done = reading + 1u;
     for (;;) {
-        uint32_t st = SRNG_LOAD(&state, acquire);
-        if (st == 2u && SRNG_LOAD(&pid_read, relaxed) == pid) break;
-        if (st != 1u && SRNG_CAS(&state, st, 1u)) {
+        uint64_t st = SRNG_LOAD(&state, acquire);
+        if (st == done) break;
+        if (st != reading && SRNG_CAS(&state, st, reading)) {
             srng_process p;
             memset(&p, 0, sizeof p);
             if (srng_process_lookup(pid, &p) != 1) p.start = p.boot = 0;
@@ -2405,11 +2445,10 @@ static void srng_self(srng_process *me) {
             SRNG_STORE(&boot, p.boot, relaxed);
             SRNG_STORE(&ns, srng_pid_namespace(), relaxed);
             SRNG_STORE(&timens, srng_time_namespace(), relaxed);
-            SRNG_STORE(&pid_read, pid, relaxed);
-            SRNG_STORE(&state, 2u, release);
+            SRNG_STORE(&state, done, release);
             break;
         }
-        srng_cpu_relax(); /* another thread is reading it */
+        srng_cpu_relax(); /* another thread of this process is reading it */
     }
     me->pid = pid;
     me->start = SRNG_LOAD(&start, relaxed);
@@ -2471,33 +2510,63 @@ static srng_au64 *srng_owner_at(unsigned char *region, unsigned id_off) {
     return srng_u64_at(region, id_off + SRNG_ID_OWNER);
 }
 
-/* Claim the identity block at id_off for this handle: free, a dead
-   process's (taken over), or, with SHARED_RING_TAKE_BACK, this process's.
-   Returns OK with the word in *owner (0 where identities are not
-   supported), ERR_BUSY (a live process holds it, this one included) or
-   NOT_FORMATTED (a live prepare is formatting the region). */
+/* The owner word at id_off, read once. */
+static uint64_t srng_owner_load(const unsigned char *region, unsigned id_off) {
+    uint64_t w = SRNG_LOAD(SRNG_PUN(const srng_au64 *, region + id_off + SRNG_ID_OWNER), acquire);
+    SRNG_SCHED_POINT("load owner");
+    return w;
+}
+
+/* Move an owner word from `from` to `to`; 0 if it held something else. */
+static int srng_owner_move(unsigned char *region, unsigned id_off, uint64_t from, uint64_t to) {
+    int moved = SRNG_CAS(srng_owner_at(region, id_off), from, to);
+    SRNG_SCHED_POINT("move owner");
+    return moved;
+}
+
+#ifdef SRNG_HAVE_IDENTITY
+/* Take the owner word at id_off for `want` (our identity, CLAIMING or
+   FORMATTING): from FREE, from a word whose process is gone for certain,
+   or, with take_back, from a word of this process; `judge` 0 takes any
+   word (a region that holds no ring of this layout: its words mean
+   nothing). Returns 1 taken; 0 with the live word in the way in *live. */
+static int srng_take(unsigned char *region, unsigned id_off, uint64_t want, int take_back,
+                     int judge, int lock_fd, uint64_t *live) {
+    for (;;) {
+        uint64_t cur = srng_owner_load(region, id_off);
+        if (cur != 0 && judge && !(take_back && srng_same_owner(cur, want)) &&
+            srng_owner_status(region, id_off, cur, lock_fd) != SRNG_GONE) {
+            *live = cur;
+            return 0;
+        }
+        if (srng_owner_move(region, id_off, cur, want)) return 1;
+    }
+}
+#endif
+
+/* An attach's claim on the identity block at id_off: CLAIMING with our
+   identity, our start time and namespaces beside it. Returns OK with the
+   word in *owner (0 where identities are not supported), ERR_BUSY (a live
+   process holds the side or is attaching as it, this one included) or
+   NOT_FORMATTED (a live prepare holds it: it is formatting or judging the
+   region). */
 static int srng_claim(unsigned char *region, unsigned id_off, uint32_t flags, int lock_fd,
                       uint64_t *owner) {
 #ifdef SRNG_HAVE_IDENTITY
-    srng_au64 *word = srng_owner_at(region, id_off);
     srng_process me;
-    uint64_t mine;
+    uint64_t mine, live = 0;
     srng_self(&me);
-    mine = srng_owner_word(&me) | (lock_fd >= 0 ? SRNG_OWNER_LOCKED : 0u);
-    for (;;) {
-        uint64_t cur = SRNG_LOAD(word, acquire);
-        /* A handle of this process is one too: one handle per side. */
-        if (cur != 0 && !(srng_same_owner(cur, mine) && (flags & SHARED_RING_TAKE_BACK) != 0u) &&
-            srng_owner_status(region, id_off, cur, lock_fd) != SRNG_GONE) {
-            if ((cur & SRNG_OWNER_FORMATTING) != 0) return SHARED_RING_NOT_FORMATTED;
-            return srng_explain(SHARED_RING_ERR_BUSY,
-                                srng_same_owner(cur, mine)
-                                    ? "another handle of this process holds the side "
-                                      "(SHARED_RING_TAKE_BACK takes it back)"
-                                    : "process %u holds the side (alive, or not known to be dead)",
-                                cur & SRNG_OWNER_PID, 0, 0);
-        }
-        if (SRNG_CAS(word, cur, mine)) break;
+    mine = srng_in_state(srng_owner_word(&me), SRNG_CLAIMING);
+    if (!srng_take(region, id_off, mine, (flags & SHARED_RING_TAKE_BACK) != 0u, 1, lock_fd, &live)) {
+        if ((SRNG_CAST(uint32_t, live) & SRNG_OWNER_STATE) == SRNG_FORMATTING)
+            return srng_refuse(SHARED_RING_NOT_FORMATTED,
+                               "a prepare holds the region for a moment (retry, or attach_*_wait)");
+        return srng_explain(SHARED_RING_ERR_BUSY,
+                            srng_same_owner(live, mine)
+                                ? "another handle of this process holds the side "
+                                  "(SHARED_RING_TAKE_BACK takes it back)"
+                                : "process %u holds the side (alive, or not known to be dead)",
+                            live & SRNG_OWNER_PID, 0, 0);
     }
     SRNG_STORE(srng_u64_at(region, id_off + SRNG_ID_START), me.start, relaxed);
     SRNG_STORE(srng_u64_at(region, id_off + SRNG_ID_NS), me.ns, relaxed);
@@ -2513,17 +2582,27 @@ static int srng_claim(unsigned char *region, unsigned id_off, uint32_t flags, in
     return SHARED_RING_OK;
 }
 
-/* Give the identity block back, if it still holds our word. */
-static void srng_unclaim(unsigned char *region, unsigned id_off, uint64_t owner) {
-    uint64_t cur = owner;
-    if (owner != 0) (void)SRNG_CAS(srng_owner_at(region, id_off), cur, 0u);
+/* The end of an attach: CLAIMING -> ATTACHED (with LOCKED when the
+   handle holds its kernel lock). release: a peer that sees the word sees
+   the identity block written before it. ERR_BUSY if the word was taken
+   from under us (only a hostile peer, or one that could not place us). */
+static int srng_attached(shared_ring_side *s, unsigned id_off) {
+    uint64_t attached;
+    if (s->owner == 0) return SHARED_RING_OK; /* no identities here */
+    attached = srng_in_state(s->owner, SRNG_ATTACHED) |
+               (s->lock_fd >= 0 ? SRNG_CAST(uint64_t, SRNG_OWNER_LOCKED) : 0u);
+    if (!srng_owner_move(s->region, id_off, s->owner, attached))
+        return srng_refuse(SHARED_RING_ERR_BUSY, "the side was taken while this attach ran");
+    s->owner = attached;
+    return SHARED_RING_OK;
 }
 
-/* A handle gives its side back: the word first, then the lock (a judge
-   that finds the byte free and the word still ours judges us gone, which
-   we are about to be). */
+/* A handle gives its side back: the word first (to FREE, if it still
+   holds ours), then the lock (a judge that finds the byte free and the
+   word still ours judges us gone, which we are about to be). */
 static void srng_release_side(shared_ring_side *s, unsigned char *region, unsigned id_off) {
-    srng_unclaim(region, id_off, s->owner);
+    if (s->owner != 0) (void)srng_owner_move(region, id_off, s->owner, 0u);
+    s->owner = 0;
     srng_unlock_side(s->lock_fd);
     s->lock_fd = -1;
 }
@@ -2533,14 +2612,42 @@ static unsigned srng_peer_id(const shared_ring_side *s) {
     return s->magic == SRNG_PRODUCER_MAGIC ? SRNG_OFF_CONSUMER_ID : SRNG_OFF_PRODUCER_ID;
 }
 
-/* Has the peer left: detached (its owner word went to 0) or, in another
-   process, died? Looked at from slow paths only; another process at most
-   every SRNG_LIVENESS_NS (`now` is the clock), a new owner word at once.
-   Sets s->peer_gone (and clears gone_told when the peer changes). Returns
-   1 when the peer is in another process (a sleep must then end by
-   s->check_at to look again), 0 when there is no peer or it is in this
-   process, ERR_CORRUPT when the region was formatted anew under this
-   handle (its ring id changed). */
+/* Is the peer's owner word `owner` news to this handle? Only an ATTACHED
+   word is a peer: one other than the one we know is a new peer; a word
+   that no longer names the peer we know (FREE, or taken by a claim or a
+   prepare, which happens only once it left) is its departure. A
+   transient word of no peer we know (an attach or a prepare in progress,
+   an attach that fails) is no news: it is neither a peer nor a
+   departure. */
+static int srng_peer_news(const shared_ring_side *s, uint64_t owner) {
+    if (srng_is_attached(owner)) return owner != s->peer_owner;
+    return s->peer_owner != 0u && !srng_same_owner(owner, s->peer_owner);
+}
+
+/* Take the news in: a new peer (judged at once: check_at = now), or the
+   known one's departure (peer_gone). */
+static void srng_note_peer(shared_ring_side *s, uint64_t owner, uint64_t now) {
+    if (!srng_peer_news(s, owner)) return;
+    if (srng_is_attached(owner)) {
+        s->peer_owner = owner;
+        s->peer_gone = 0;
+        s->gone_told = 0;
+        s->check_at = now;
+        return;
+    }
+    if (!s->peer_gone) s->gone_told = 0; /* a death already told is not news */
+    s->peer_gone = 1;
+    s->peer_owner = 0;
+}
+
+/* Has the peer left: detached or taken over (its owner word says so) or,
+   in another process, died? Looked at from slow paths only; another
+   process at most every SRNG_LIVENESS_NS (`now` is the clock), a change
+   of its owner word at once. Sets s->peer_gone (and clears gone_told
+   when a new peer comes). Returns 1 when the peer is in another process
+   (a sleep must then end by s->check_at to look again), 0 when there is
+   no peer or it is in this process, ERR_CORRUPT when the region was
+   formatted anew under this handle (its ring id changed). */
 static int srng_watch_peer(shared_ring_side *s, uint64_t now) {
     unsigned peer = srng_peer_id(s);
     uint64_t owner;
@@ -2549,13 +2656,9 @@ static int srng_watch_peer(shared_ring_side *s, uint64_t now) {
         s->open = 0;
         return SHARED_RING_ERR_CORRUPT;
     }
-    owner = SRNG_LOAD(srng_owner_at(s->region, peer), acquire);
-    if (owner != s->peer_owner) { /* a new peer (judge it now), or it detached */
-        s->peer_gone = owner == 0u && s->peer_owner != 0u;
-        s->gone_told = 0;
-        s->peer_owner = owner;
-        s->check_at = now;
-    }
+    owner = srng_owner_load(s->region, peer);
+    srng_note_peer(s, owner, now);
+    owner = s->peer_owner;
     /* our own word: a peer in this process (another pid is judged below,
        ours with another token too: a dead process that had our pid) */
     if (s->owner == 0 || owner == 0 || srng_same_owner(owner, s->owner)) return 0;
@@ -2875,7 +2978,7 @@ static int srng_block(shared_ring_side *s, srng_au32 *word, srng_au32 *peer, srn
         r = ready(ctx, 1);
         if (r != 0) break;
         /* a detach after our look: its wake-up may have missed us */
-        if (SRNG_LOAD(srng_owner_at(s->region, peer_id), acquire) != s->peer_owner) continue;
+        if (srng_peer_news(s, srng_owner_load(s->region, peer_id))) continue;
         slept_at = capped ? SHARED_RING_NOW_NS() : 0;
         srng_sleep(s, word, SRNG_LOAD(peer_mode, relaxed), left);
         r = ready(ctx, 1);
@@ -3012,11 +3115,12 @@ static shared_ring_options srng_resolve_options(const shared_ring_options *given
 
 static int srng_attach_side(shared_ring_side *s, void *region, size_t region_size,
                             const shared_ring_options *opt, unsigned id_off) {
+    unsigned char *r8 = SRNG_CAST(unsigned char *, region);
     srng_geometry g;
     int r;
     memset(&g, 0, sizeof g); /* set on every path that uses it; gcc -O3 cannot tell */
-    r = srng_read_geometry(region, region_size, &g);
     s->lock_fd = -1;
+    r = srng_read_geometry(region, region_size, &g);
     if (r != SHARED_RING_OK) return r;
     if (opt->resume_percent > 100u)
         return srng_explain(SHARED_RING_ERR_ARG, "resume_percent %u is above 100",
@@ -3025,22 +3129,26 @@ static int srng_attach_side(shared_ring_side *s, void *region, size_t region_siz
         return srng_refuse(SHARED_RING_ERR_ARG, "wait and wake hooks come as a pair: one is NULL");
     if ((opt->flags & ~SHARED_RING_TAKE_BACK) != 0u)
         return srng_explain(SHARED_RING_ERR_ARG, "unknown flags (%u)", opt->flags, 0, 0);
-    r = srng_lock_side(SRNG_CAST(unsigned char *, region), opt->region_fd, id_off, &s->lock_fd);
+    r = srng_lock_side(opt->region_fd, id_off, &s->lock_fd);
     if (r != SHARED_RING_OK) return r;
-    r = srng_claim(SRNG_CAST(unsigned char *, region), id_off, opt->flags, s->lock_fd, &s->owner);
+    r = srng_claim(r8, id_off, opt->flags, s->lock_fd, &s->owner);
+    /* Our claim holds the side: no prepare can format the region now, so
+       the header read from here on is the one we attach to (a prepare may
+       have formatted it anew before the claim). */
     if (r == SHARED_RING_OK) r = srng_read_geometry(region, region_size, &g);
+    if (r == SHARED_RING_OK) r = srng_file_holds(s->lock_fd, r8);
     if (r != SHARED_RING_OK) {
-        srng_release_side(s, SRNG_CAST(unsigned char *, region), id_off);
+        srng_release_side(s, r8, id_off);
         return r;
     }
-    s->region = SRNG_CAST(unsigned char *, region);
+    s->region = r8;
     s->ring_id = SRNG_LOAD(srng_u64_at(s->region, SRNG_OFF_RING_ID), relaxed);
     s->attach_id = srng_next_attach_id(s->region); /* published by srng_announce_mode */
-    /* a peer attached now that detaches later has left */
-    s->peer_owner = SRNG_LOAD(srng_owner_at(s->region, id_off == SRNG_OFF_PRODUCER_ID
-                                                           ? SRNG_OFF_CONSUMER_ID
-                                                           : SRNG_OFF_PRODUCER_ID),
-                              acquire);
+    /* a peer attached now that leaves later has left */
+    srng_note_peer(s,
+                   srng_owner_load(s->region, id_off == SRNG_OFF_PRODUCER_ID ? SRNG_OFF_CONSUMER_ID
+                                                                             : SRNG_OFF_PRODUCER_ID),
+                   0u);
     s->data = s->region + SHARED_RING_HEADER_SIZE;
     s->capacity = g.capacity;
     s->mask = g.capacity - 1u;
@@ -3053,6 +3161,14 @@ static int srng_attach_side(shared_ring_side *s, void *region, size_t region_siz
     s->wake = opt->wake;
     s->hook_user = opt->hook_user;
     return SHARED_RING_OK;
+}
+
+/* A failed attach leaves the handle unattached, except one that is
+   attached already (a second attach on it): that one goes on working. */
+static int srng_attach_failed(void *handle, size_t size, int result) {
+    uint32_t magic = SRNG_CAST(shared_ring_side *, handle)->magic; /* the first member */
+    if (magic != SRNG_PRODUCER_MAGIC && magic != SRNG_CONSUMER_MAGIC) memset(handle, 0, size);
+    return result;
 }
 
 /* Why a call on a handle of the side `magic` may not go ahead: not that
@@ -3261,73 +3377,93 @@ SHARED_RING_API int shared_ring_format(void *region, size_t region_size, size_t 
     return SHARED_RING_OK;
 }
 
-#define SRNG_RACED 1000 /* srng_mark_for_format: an owner word changed under us */
-
-/* prepare's claim on the region: both owner words swapped for `mark`
-   (ours, with the formatting bit), unless a live process holds one.
-   Returns OK (both marked), 1 (a live side: in use), ERR_BUSY (a live
-   prepare is formatting it) or SRNG_RACED (try again). Owner words of a
-   region that holds something other than a ring of this layout mean
-   nothing and are overwritten. */
-static int srng_mark_for_format(unsigned char *r, uint64_t mark) {
-    static const unsigned ids[2] = { SRNG_OFF_PRODUCER_ID, SRNG_OFF_CONSUMER_ID };
-    uint32_t magic = SRNG_LOAD(srng_u32_at(r, SRNG_OFF_MAGIC), acquire);
-    int ours = magic == 0u || (magic == SHARED_RING_MAGIC &&
-                               srng_get32(r, SRNG_OFF_VERSION) == SHARED_RING_LAYOUT_VERSION);
-    int i, result = SHARED_RING_OK;
-    for (i = 0; i < 2; i++) {
-        srng_au64 *w = srng_owner_at(r, ids[i]);
-        uint64_t cur = SRNG_LOAD(w, acquire);
-#ifdef SRNG_HAVE_IDENTITY
-        if (ours && cur != 0 && srng_owner_status(r, ids[i], cur, -1) != SRNG_GONE) {
-            result = (cur & SRNG_OWNER_FORMATTING) != 0 ? SHARED_RING_ERR_BUSY : 1;
-            break;
-        }
-#else
-        (void)ours;
-#endif
-        if (!SRNG_CAS(w, cur, mark)) {
-            result = SRNG_RACED;
-            break;
-        }
-    }
-    if (result != SHARED_RING_OK)
-        while (i-- > 0) srng_unclaim(r, ids[i], mark);
-    return result;
+/* Does the region hold a stream a consumer has yet to read to its end: a
+   message at read_pos that no consumer released, or a close that no
+   consumer has read? prepare keeps such a ring: it never drops what was
+   published. A ring with impossible positions, or one its consumer found
+   corrupt, holds nothing that can be read. */
+static int srng_holds_stream(unsigned char *r, size_t region_size) {
+    shared_ring_side s;
+    srng_geometry g;
+    uint64_t rd, w, rec;
+    uint32_t len = 0;
+    if (srng_read_geometry(r, region_size, &g) != SHARED_RING_OK ||
+        SRNG_LOAD(srng_u32_at(r, SRNG_OFF_CORRUPT), relaxed) != 0u)
+        return 0;
+    rd = SRNG_LOAD(srng_u64_at(r, SRNG_OFF_READ_POS), acquire);
+    w = SRNG_LOAD(srng_u64_at(r, SRNG_OFF_WRITE_POS), acquire);
+    if (!srng_positions_near(rd, w, g.capacity)) return 0;
+    if (SRNG_LOAD(srng_u32_at(r, SRNG_OFF_CLOSED), acquire) != 0u)
+        return SRNG_LOAD(srng_u32_at(r, SRNG_OFF_CLOSE_SEEN), relaxed) == 0u;
+    memset(&s, 0, sizeof s);
+    s.data = r + SHARED_RING_HEADER_SIZE;
+    s.capacity = g.capacity;
+    s.mask = g.capacity - 1u;
+    s.max_message = g.max_message;
+    rec = srng_record_at(&s, rd, &len);
+    if (rec != 0 && rec != SRNG_REC_BAD && len == SRNG_PAD_LEN) rec = srng_record_at(&s, rd + rec, &len);
+    return rec != 0 && rec != SRNG_REC_BAD;
 }
+
+#ifdef SRNG_HAVE_IDENTITY
+/* prepare's hold on the region: both owner words FORMATTING with our
+   identity, taken in one order (producer, then consumer) from FREE or a
+   gone owner. Returns OK (both held), 1 (a live side: attached, or
+   attaching), or ERR_BUSY (a live prepare holds one: try again); on any
+   refusal the word already taken is given back, and since a FORMATTING
+   word is never a peer, no reader sees it come and go. */
+static int srng_hold_for_format(unsigned char *r, uint64_t mark) {
+    uint32_t magic = SRNG_LOAD(srng_u32_at(r, SRNG_OFF_MAGIC), acquire);
+    /* owner words of a region that holds no ring of this layout mean nothing */
+    int judge = magic == 0u || (magic == SHARED_RING_MAGIC &&
+                                srng_get32(r, SRNG_OFF_VERSION) == SHARED_RING_LAYOUT_VERSION);
+    uint64_t live = 0;
+    if (srng_take(r, SRNG_OFF_PRODUCER_ID, mark, 0, judge, -1, &live)) {
+        if (srng_take(r, SRNG_OFF_CONSUMER_ID, mark, 0, judge, -1, &live)) return SHARED_RING_OK;
+        (void)srng_owner_move(r, SRNG_OFF_PRODUCER_ID, mark, 0u);
+    }
+    return (SRNG_CAST(uint32_t, live) & SRNG_OWNER_STATE) == SRNG_FORMATTING ? SHARED_RING_ERR_BUSY
+                                                                             : 1;
+}
+#endif
 
 SHARED_RING_API int shared_ring_prepare(void *region, size_t region_size, size_t capacity,
                                         size_t max_message) {
     unsigned char *r = SRNG_CAST(unsigned char *, region);
-    uint64_t mark = SRNG_OWNER_FORMATTING;
-    int res = srng_format_args(region, region_size, &capacity, &max_message), tries;
+    int res = srng_format_args(region, region_size, &capacity, &max_message);
     if (res != SHARED_RING_OK) return res;
 #ifdef SRNG_HAVE_IDENTITY
     {
         srng_process me;
+        uint64_t mark;
+        int tries;
         srng_self(&me);
-        mark |= srng_owner_word(&me);
+        mark = srng_in_state(srng_owner_word(&me), SRNG_FORMATTING);
+        /* Another prepare holds the region for microseconds: wait for it
+           (1 ms naps, at most a second), then judge the region again. */
+        for (tries = 0; (res = srng_hold_for_format(r, mark)) == SHARED_RING_ERR_BUSY; tries++) {
+            if (tries == 1000)
+                return srng_refuse(SHARED_RING_ERR_BUSY,
+                                   "another process has held the region for formatting for a "
+                                   "second (stopped in the middle?)");
+            srng_nap(1000000u);
+        }
+        if (res != SHARED_RING_OK) return res;
+        /* Both sides held: nothing can attach, publish or release now. */
+        res = srng_holds_stream(r, region_size);
+        if (res == 0) srng_write_header(r, capacity, max_message);
+        (void)srng_owner_move(r, SRNG_OFF_PRODUCER_ID, mark, 0u);
+        (void)srng_owner_move(r, SRNG_OFF_CONSUMER_ID, mark, 0u);
+        return res;
     }
 #else
     /* Who is alive cannot be told here: a formatted ring is left alone. */
     if (SRNG_LOAD(srng_u32_at(r, SRNG_OFF_MAGIC), acquire) == SHARED_RING_MAGIC &&
         srng_get32(r, SRNG_OFF_VERSION) == SHARED_RING_LAYOUT_VERSION)
         return 1;
-#endif
-    /* Another prepare formatting the region takes microseconds: wait for
-       it (1 ms naps, at most a second), then judge the region again. */
-    for (tries = 0;; tries++) {
-        res = srng_mark_for_format(r, mark);
-        if (res != SHARED_RING_ERR_BUSY && res != SRNG_RACED) break;
-        if (tries == 1000) return SHARED_RING_ERR_BUSY;
-        if (res == SHARED_RING_ERR_BUSY) srng_nap(1000000u);
-    }
-    if (res != SHARED_RING_OK) return res;
     srng_write_header(r, capacity, max_message);
-    /* Open the fresh ring to attaches. */
-    srng_unclaim(r, SRNG_OFF_PRODUCER_ID, mark);
-    srng_unclaim(r, SRNG_OFF_CONSUMER_ID, mark);
     return SHARED_RING_OK;
+#endif
 }
 
 SHARED_RING_API shared_ring_options shared_ring_default_options(void) {
@@ -3358,29 +3494,32 @@ SHARED_RING_API int shared_ring_attach_producer(shared_ring_producer *p, void *r
                                                 size_t region_size,
                                                 const shared_ring_options *opt) {
     shared_ring_options o = srng_resolve_options(opt);
+    shared_ring_producer h; /* copied to *p on success only */
     uint64_t end, rd;
     int r;
-    if (p == SRNG_NULL) return SHARED_RING_ERR_ARG;
-    memset(p, 0, sizeof *p);
-    r = srng_attach_side(&p->s, region, region_size, &o, SRNG_OFF_PRODUCER_ID);
-    if (r != SHARED_RING_OK) return r;
-    rd = SRNG_LOAD(srng_u64_at(p->s.region, SRNG_OFF_READ_POS), acquire);
-    end =
-        srng_find_end(&p->s, SRNG_LOAD(srng_u64_at(p->s.region, SRNG_OFF_WRITE_POS), acquire), rd);
-    if (end == SRNG_REC_BAD) {
-        srng_release_side(&p->s, p->s.region, SRNG_OFF_PRODUCER_ID);
-        return SHARED_RING_ERR_CORRUPT;
+    if (p == SRNG_NULL) return srng_refuse(SHARED_RING_ERR_ARG, "the handle is NULL");
+    memset(&h, 0, sizeof h);
+    r = srng_attach_side(&h.s, region, region_size, &o, SRNG_OFF_PRODUCER_ID);
+    if (r != SHARED_RING_OK) return srng_attach_failed(p, sizeof *p, r);
+    rd = SRNG_LOAD(srng_u64_at(h.s.region, SRNG_OFF_READ_POS), acquire);
+    end = srng_find_end(&h.s, SRNG_LOAD(srng_u64_at(h.s.region, SRNG_OFF_WRITE_POS), acquire), rd);
+    r = end == SRNG_REC_BAD ? srng_refuse(SHARED_RING_ERR_CORRUPT, "the ring's positions or records are impossible")
+                            : srng_attached(&h.s, SRNG_OFF_PRODUCER_ID);
+    if (r != SHARED_RING_OK) {
+        srng_release_side(&h.s, h.s.region, SRNG_OFF_PRODUCER_ID);
+        return srng_attach_failed(p, sizeof *p, r);
     }
-    p->write_pos = p->published = end;
-    p->read_cache = rd;
-    SRNG_STORE(srng_u64_at(p->s.region, SRNG_OFF_WRITE_POS), end, release);
+    h.write_pos = h.published = end;
+    h.read_cache = rd;
+    SRNG_STORE(srng_u64_at(h.s.region, SRNG_OFF_WRITE_POS), end, release);
     /* capacity * percent / 100 without overflowing 64 bits */
-    p->resume_free =
-        p->s.capacity / 100u * o.resume_percent + p->s.capacity % 100u * o.resume_percent / 100u;
-    p->cork_limit = o.cork_limit != 0u ? o.cork_limit : UINT64_MAX;
-    p->closed = SRNG_LOAD(srng_u32_at(p->s.region, SRNG_OFF_CLOSED), acquire) != 0u;
-    srng_update_fast_left(p);
-    p->s.magic = SRNG_PRODUCER_MAGIC; /* nothing fails from here on */
+    h.resume_free =
+        h.s.capacity / 100u * o.resume_percent + h.s.capacity % 100u * o.resume_percent / 100u;
+    h.cork_limit = o.cork_limit != 0u ? o.cork_limit : UINT64_MAX;
+    h.closed = SRNG_LOAD(srng_u32_at(h.s.region, SRNG_OFF_CLOSED), acquire) != 0u;
+    srng_update_fast_left(&h);
+    h.s.magic = SRNG_PRODUCER_MAGIC; /* nothing fails from here on */
+    *p = h;
     srng_announce_mode(&p->s, SRNG_OFF_PRODUCER_SLEEPING, SRNG_OFF_CONSUMER_SLEEPING);
     srng_update_open(p);
     return SHARED_RING_OK;
@@ -3403,23 +3542,28 @@ SHARED_RING_API int shared_ring_attach_consumer(shared_ring_consumer *c, void *r
                                                 size_t region_size,
                                                 const shared_ring_options *opt) {
     shared_ring_options o = srng_resolve_options(opt);
+    shared_ring_consumer h; /* copied to *c on success only */
     uint64_t rd, w;
     int r;
-    if (c == SRNG_NULL) return SHARED_RING_ERR_ARG;
-    memset(c, 0, sizeof *c);
-    r = srng_attach_side(&c->s, region, region_size, &o, SRNG_OFF_CONSUMER_ID);
-    if (r != SHARED_RING_OK) return r;
-    rd = SRNG_LOAD(srng_u64_at(c->s.region, SRNG_OFF_READ_POS), acquire);
-    w = SRNG_LOAD(srng_u64_at(c->s.region, SRNG_OFF_WRITE_POS), acquire);
-    if (!srng_positions_near(rd, w, c->s.capacity)) {
-        srng_release_side(&c->s, c->s.region, SRNG_OFF_CONSUMER_ID);
-        return SHARED_RING_ERR_CORRUPT;
+    if (c == SRNG_NULL) return srng_refuse(SHARED_RING_ERR_ARG, "the handle is NULL");
+    memset(&h, 0, sizeof h);
+    r = srng_attach_side(&h.s, region, region_size, &o, SRNG_OFF_CONSUMER_ID);
+    if (r != SHARED_RING_OK) return srng_attach_failed(c, sizeof *c, r);
+    rd = SRNG_LOAD(srng_u64_at(h.s.region, SRNG_OFF_READ_POS), acquire);
+    w = SRNG_LOAD(srng_u64_at(h.s.region, SRNG_OFF_WRITE_POS), acquire);
+    r = !srng_positions_near(rd, w, h.s.capacity)
+            ? srng_refuse(SHARED_RING_ERR_CORRUPT, "the ring's positions are impossible")
+            : srng_attached(&h.s, SRNG_OFF_CONSUMER_ID);
+    if (r != SHARED_RING_OK) {
+        srng_release_side(&h.s, h.s.region, SRNG_OFF_CONSUMER_ID);
+        return srng_attach_failed(c, sizeof *c, r);
     }
-    c->read_pos = c->peek_pos = rd;
-    c->write_cache = w;
-    c->trail_ns = o.trail_ns;
-    c->trial_gap = SRNG_TRIAL_FIRST;
-    c->s.magic = SRNG_CONSUMER_MAGIC; /* nothing fails from here on */
+    h.read_pos = h.peek_pos = rd;
+    h.write_cache = w;
+    h.trail_ns = o.trail_ns;
+    h.trial_gap = SRNG_TRIAL_FIRST;
+    h.s.magic = SRNG_CONSUMER_MAGIC; /* nothing fails from here on */
+    *c = h;
     srng_announce_mode(&c->s, SRNG_OFF_CONSUMER_SLEEPING, SRNG_OFF_PRODUCER_SLEEPING);
     c->s.open = SRNG_CONSUMER_MAGIC;
     return SHARED_RING_OK;
@@ -3840,7 +3984,11 @@ static int srng_check_empty(shared_ring_consumer *c, int thorough) {
     r = srng_message_ready(c);
     if (r != 0) return r;
     if (w > c->peek_pos) return srng_corrupt(c);
-    return closed != 0u ? SHARED_RING_CLOSED : 0;
+    if (closed == 0u) return 0;
+    /* The stream's end reached a consumer: prepare may format the ring now. */
+    if (SRNG_LOAD(srng_u32_at(c->s.region, SRNG_OFF_CLOSE_SEEN), relaxed) == 0u)
+        SRNG_STORE(srng_u32_at(c->s.region, SRNG_OFF_CLOSE_SEEN), 1u, relaxed);
+    return SHARED_RING_CLOSED;
 }
 
 /* Is a message (or the end of the stream) there? 1 = data, 0 = no, CLOSED,
@@ -3941,13 +4089,19 @@ static int srng_deliver(shared_ring_consumer *c, shared_ring_read_fn fn, void *u
 }
 
 /* What a call that may not wait says when no message is there: EMPTY, or
-   PEER_GONE once the producer detached or a wait found its process dead
-   (until a new producer attaches). */
+   PEER_GONE once the producer left or a wait found its process dead
+   (until a new producer attaches). The records and the closed flag are
+   looked at again after the owner word: a producer that published, or
+   closed, and then detached between our first look and the owner word
+   is not reported gone before what it left is read. */
 static int srng_nothing_now(shared_ring_consumer *c) {
-    /* A detach (the producer's owner word changed) is one load away. */
-    if (SRNG_LOAD(srng_owner_at(c->s.region, SRNG_OFF_PRODUCER_ID), acquire) != c->s.peer_owner)
+    int r;
+    if (srng_peer_news(&c->s, srng_owner_load(c->s.region, SRNG_OFF_PRODUCER_ID)))
         (void)srng_watch_peer(&c->s, SHARED_RING_NOW_NS());
     if (!c->s.peer_gone) return SHARED_RING_EMPTY;
+    r = srng_data_ready(c, 1);
+    if (r == 1) return SHARED_RING_EMPTY; /* it is there for the next call */
+    if (r != 0) return r;
     c->s.gone_told = 1;
     return SHARED_RING_PEER_GONE;
 }
@@ -4621,7 +4775,7 @@ static void srng_owner_of(const unsigned char *region, unsigned id_off, shared_r
     out->pid = SRNG_CAST(uint32_t, owner) & SRNG_OWNER_PID;
     out->start_time = srng_id_field(region, id_off + SRNG_ID_START);
     out->alive = -1;
-    if ((owner & SRNG_OWNER_FORMATTING) != 0) *formatting = 1;
+    if ((SRNG_CAST(uint32_t, owner) & SRNG_OWNER_STATE) == SRNG_FORMATTING) *formatting = 1;
 #ifdef SRNG_HAVE_IDENTITY
     if (owner != 0) out->alive = srng_owner_status(region, id_off, owner, -1);
 #endif

@@ -277,27 +277,98 @@ TEST(detach_lets_another_process_attach_as_that_side) {
     CHECK_EQ(status, 0);
 }
 
-TEST(prepare_formats_afresh_a_region_whose_processes_are_all_gone) {
-    shared_ring_consumer c;
-    shared_ring_owners before, after;
-    pid_t pid;
-    fresh_region();
-    pid = harness_fork();
+/* A child producer that writes `n` messages ("m"), closes if asked,
+   detaches and exits, before any consumer came. */
+static void producer_ran_alone(int n, int close_it) {
+    pid_t pid = harness_fork();
     if (pid == 0) {
         shared_ring_producer p;
+        int i;
         if (shared_ring_attach_producer(&p, region, size, NULL) != SHARED_RING_OK) _exit(1);
-        shared_ring_write_str(&p, "stale", 0);
-        shared_ring_close(&p);
+        for (i = 0; i < n; i++) shared_ring_write_str(&p, "m", 0);
+        if (close_it) shared_ring_close(&p);
+        shared_ring_detach_producer(&p);
         _exit(0);
     }
     waitpid(pid, NULL, 0);
+}
+
+static int count_messages(void *user, const void *data, size_t len) {
+    (void)data;
+    (void)len;
+    ++*(int *)user;
+    return 0;
+}
+
+TEST(prepare_keeps_a_closed_stream_until_a_consumer_has_read_it) {
+    shared_ring_consumer c;
+    shared_ring_owners before, after;
+    int got = 0;
+    fresh_region();
+    producer_ran_alone(3, 1);
+    shared_ring_owners_of(region, size, &before);
+    CHECK_EQ(shared_ring_prepare(region, size, 0, 0), 1);
+    shared_ring_owners_of(region, size, &after);
+    CHECK_EQ(after.ring_id, before.ring_id);
+    CHECK_EQ(shared_ring_attach_consumer(&c, region, size, NULL), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_read_some(&c, count_messages, &got), 3);
+    CHECK_EQ(shared_ring_read_some(&c, count_messages, &got), SHARED_RING_CLOSED);
+    shared_ring_detach_consumer(&c);
+}
+
+TEST(prepare_keeps_an_empty_closed_stream_until_a_consumer_has_seen_its_end) {
+    shared_ring_consumer c;
+    fresh_region();
+    producer_ran_alone(0, 1);
+    CHECK_EQ(shared_ring_prepare(region, size, 0, 0), 1);
+    CHECK_EQ(shared_ring_attach_consumer(&c, region, size, NULL), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_wait(&c, 0), SHARED_RING_CLOSED);
+    shared_ring_detach_consumer(&c);
+}
+
+TEST(prepare_keeps_messages_a_gone_pair_left_unread) {
+    shared_ring_consumer c;
+    int got = 0;
+    fresh_region();
+    producer_ran_alone(2, 0);
+    CHECK_EQ(shared_ring_prepare(region, size, 0, 0), 1);
+    CHECK_EQ(shared_ring_attach_consumer(&c, region, size, NULL), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_read_some(&c, count_messages, &got), 2);
+    shared_ring_detach_consumer(&c);
+}
+
+TEST(prepare_formats_afresh_a_closed_stream_whose_end_a_consumer_read) {
+    shared_ring_consumer c;
+    shared_ring_owners before, after;
+    int got = 0;
+    fresh_region();
+    producer_ran_alone(1, 1);
+    CHECK_EQ(shared_ring_attach_consumer(&c, region, size, NULL), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_read_some(&c, count_messages, &got), 1);
+    CHECK_EQ(shared_ring_read_some(&c, count_messages, &got), SHARED_RING_CLOSED);
+    shared_ring_detach_consumer(&c);
     shared_ring_owners_of(region, size, &before);
     CHECK_EQ(shared_ring_prepare(region, size, 0, 0), SHARED_RING_OK);
     shared_ring_owners_of(region, size, &after);
     CHECK(after.ring_id != before.ring_id);
     CHECK_EQ(after.producer.pid, 0);
     CHECK_EQ(shared_ring_attach_consumer(&c, region, size, NULL), SHARED_RING_OK);
-    CHECK_EQ(shared_ring_read_some(&c, ignore, NULL), SHARED_RING_EMPTY); /* no stale line */
+    CHECK_EQ(shared_ring_read_some(&c, ignore, NULL), SHARED_RING_EMPTY); /* a fresh stream */
+}
+
+TEST(prepare_formats_afresh_a_drained_open_ring_whose_processes_are_all_gone) {
+    shared_ring_consumer c;
+    shared_ring_owners before, after;
+    int got = 0;
+    fresh_region();
+    producer_ran_alone(1, 0);
+    CHECK_EQ(shared_ring_attach_consumer(&c, region, size, NULL), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_read_some(&c, count_messages, &got), 1);
+    shared_ring_detach_consumer(&c);
+    shared_ring_owners_of(region, size, &before);
+    CHECK_EQ(shared_ring_prepare(region, size, 0, 0), SHARED_RING_OK);
+    shared_ring_owners_of(region, size, &after);
+    CHECK(after.ring_id != before.ring_id);
 }
 
 TEST(prepare_leaves_a_ring_with_a_live_producer_alone) {
@@ -755,7 +826,11 @@ int main(int argc, char **argv) {
     RUN(a_live_pid_with_another_start_time_is_a_reused_pid_and_taken_over);
     RUN(an_owner_in_another_pid_namespace_cannot_be_judged_and_is_left_alone);
     RUN(detach_lets_another_process_attach_as_that_side);
-    RUN(prepare_formats_afresh_a_region_whose_processes_are_all_gone);
+    RUN(prepare_keeps_a_closed_stream_until_a_consumer_has_read_it);
+    RUN(prepare_keeps_an_empty_closed_stream_until_a_consumer_has_seen_its_end);
+    RUN(prepare_keeps_messages_a_gone_pair_left_unread);
+    RUN(prepare_formats_afresh_a_closed_stream_whose_end_a_consumer_read);
+    RUN(prepare_formats_afresh_a_drained_open_ring_whose_processes_are_all_gone);
     RUN(prepare_leaves_a_ring_with_a_live_producer_alone);
     RUN(a_handle_whose_region_was_formatted_anew_reports_corruption_in_its_next_wait);
     RUN(pairs_started_in_any_order_over_a_stale_region_get_exactly_their_stream);
