@@ -104,6 +104,11 @@ $(B)/asan-%: tests/%.c $(TEST_HDRS) | $(B)
 	$(CC) -std=c11 -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all \
 	    -fno-omit-frame-pointer $(WARN) -o $@ $< $(LIBS)
 
+# Forced interleavings: the test build with a scheduling point at each
+# lifecycle control word (tests/interleave.c defines them).
+$(B)/interleave: tests/interleave.c $(TEST_HDRS) | $(B)
+	$(CC) -std=gnu11 $(CFLAGS) $(WARN) -o $@ $< $(LDFLAGS) $(LIBS)
+
 # Two builds of the library in one program: default and NO_OS_WAIT.
 $(B)/mixed_builds: tests/mixed_builds.c tests/mixed_no_os_wait.c tests/mixed_builds.h $(TEST_HDRS) | $(B)
 	$(CC) -std=c11 $(CFLAGS) $(WARN) -o $@ tests/mixed_builds.c tests/mixed_no_os_wait.c $(LIBS)
@@ -266,7 +271,7 @@ OS_TESTS = $(B)/os_wait $(B)/clock_fail $(B)/mixed_builds $(B)/ulock-ulock_timeo
 # "make test: N passed, M failed", and fails if M > 0.
 test: $(B)/unit $(B)/results $(B)/stress $(B)/fenced-stress $(B)/crash $(B)/liveness $(B)/mutate \
       $(B)/wakeup_hole $(B)/shm_trust $(B)/kernel_lock $(B)/notifier $(B)/notifier-pipes \
-      $(FAST_TESTS) $(B)/fast_path \
+      $(B)/interleave $(FAST_TESTS) $(B)/fast_path \
       $(OS_TESTS) \
       $(addprefix $(B)/,$(COMPILE_TESTS)) $(addprefix $(B)/fuzz_,$(FUZZ_TARGETS)) examples \
       bench/bench
@@ -284,6 +289,7 @@ test: $(B)/unit $(B)/results $(B)/stress $(B)/fenced-stress $(B)/crash $(B)/live
 	    "./$(B)/wakeup_hole $(HOLE_MESSAGES)" \
 	    "./$(B)/crash $(CRASH_ROUNDS)" \
 	    "./$(B)/liveness" \
+	    "./$(B)/interleave" \
 	    "./$(B)/shm_trust" \
 	    "./$(B)/kernel_lock" \
 	    "./$(B)/notifier" \

@@ -1794,6 +1794,7 @@ static void srng_cpu_relax(void) {
 /* A nap of about `ns` (at least 1 ms where the OS counts in ms): what a
    side does instead of sleeping on its word when the OS wait failed. */
 static void srng_nap(uint64_t ns) {
+    SRNG_SCHED_POINT("nap");
 #if defined(_WIN32) && !defined(SHARED_RING_NO_OS_WAIT)
     (void)ns;
     Sleep(1);
@@ -2439,6 +2440,7 @@ static void srng_self(srng_process *me) {
         if (st == done) break;
         if (st != reading && SRNG_CAS(&state, st, reading)) {
             srng_process p;
+            SRNG_SCHED_POINT("identity: being read");
             memset(&p, 0, sizeof p);
             if (srng_process_lookup(pid, &p) != 1) p.start = p.boot = 0;
             SRNG_STORE(&start, p.start, relaxed);
@@ -3044,6 +3046,7 @@ static int srng_read_geometry(void *region, size_t region_size, srng_geometry *g
     /* acquire pairs with format's release of the magic: a formatted header
        is seen whole. */
     magic = SRNG_LOAD(srng_u32_at(SRNG_CAST(unsigned char *, region), SRNG_OFF_MAGIC), acquire);
+    SRNG_SCHED_POINT("load magic");
     if (magic == 0u) return SHARED_RING_NOT_FORMATTED; /* not yet, or being formatted */
     if (magic != SHARED_RING_MAGIC) return SHARED_RING_ERR_MAGIC;
     if (srng_get32(r, SRNG_OFF_VERSION) != SHARED_RING_LAYOUT_VERSION)
@@ -3143,6 +3146,7 @@ static int srng_attach_side(shared_ring_side *s, void *region, size_t region_siz
     }
     s->region = r8;
     s->ring_id = SRNG_LOAD(srng_u64_at(s->region, SRNG_OFF_RING_ID), relaxed);
+    SRNG_SCHED_POINT("load ring id");
     s->attach_id = srng_next_attach_id(s->region); /* published by srng_announce_mode */
     /* a peer attached now that leaves later has left */
     srng_note_peer(s,
@@ -3204,6 +3208,7 @@ SRNG_INLINE uint64_t srng_record_at(const shared_ring_side *s, uint64_t pos, uin
     uint64_t off = pos & s->mask, room = s->capacity - off, rec;
     uint64_t h = SRNG_LOAD(srng_slot(s, pos), acquire);
     uint32_t n = SRNG_CAST(uint32_t, h);
+    SRNG_SCHED_POINT("load record");
     if (SRNG_CAST(uint32_t, h >> 32) != srng_tag(pos)) return 0;
     *len = n;
     if (SRNG_LIKELY(n <= s->max_message)) {
@@ -3351,6 +3356,7 @@ static void srng_write_header(unsigned char *r, size_t capacity, size_t max_mess
        and keep that store ahead of the others. */
     SRNG_STORE(srng_u32_at(r, SRNG_OFF_MAGIC), 0u, relaxed);
     SRNG_FENCE();
+    SRNG_SCHED_POINT("format: magic cleared");
     memset(r + 4, 0, SRNG_OFF_PRODUCER_ID - 4u);
     memset(r + SRNG_OFF_PRODUCER_ID + 8u, 0, SRNG_OFF_CONSUMER_ID - SRNG_OFF_PRODUCER_ID - 8u);
     memset(r + SRNG_OFF_CONSUMER_ID + 8u, 0, SHARED_RING_HEADER_SIZE - SRNG_OFF_CONSUMER_ID - 8u);
@@ -3364,6 +3370,7 @@ static void srng_write_header(unsigned char *r, size_t capacity, size_t max_mess
     /* The magic goes last, with release order, so a peer that sees it also
        sees the rest of the header. */
     SRNG_STORE(srng_u32_at(r, SRNG_OFF_MAGIC), SHARED_RING_MAGIC, release);
+    SRNG_SCHED_POINT("format: magic stored");
 }
 
 SHARED_RING_API int shared_ring_format(void *region, size_t region_size, size_t capacity,
@@ -3377,6 +3384,7 @@ SHARED_RING_API int shared_ring_format(void *region, size_t region_size, size_t 
     return SHARED_RING_OK;
 }
 
+#ifdef SRNG_HAVE_IDENTITY
 /* Does the region hold a stream a consumer has yet to read to its end: a
    message at read_pos that no consumer released, or a close that no
    consumer has read? prepare keeps such a ring: it never drops what was
@@ -3405,7 +3413,6 @@ static int srng_holds_stream(unsigned char *r, size_t region_size) {
     return rec != 0 && rec != SRNG_REC_BAD;
 }
 
-#ifdef SRNG_HAVE_IDENTITY
 /* prepare's hold on the region: both owner words FORMATTING with our
    identity, taken in one order (producer, then consumer) from FREE or a
    gone owner. Returns OK (both held), 1 (a live side: attached, or
@@ -3611,6 +3618,7 @@ static int srng_producer_ok(const shared_ring_producer *p) {
 SRNG_INLINE void srng_announce_end(shared_ring_producer *p) {
     unsigned char *region = p->s.region;
     SRNG_STORE(srng_u64_at(region, SRNG_OFF_WRITE_POS), p->published, release);
+    SRNG_SCHED_POINT("publish");
     srng_wake_if_sleeping(&p->s, srng_u32_at(region, SRNG_OFF_CONSUMER_SLEEPING));
 }
 
@@ -3775,6 +3783,7 @@ SRNG_INLINE void srng_finish(shared_ring_producer *p, unsigned char *payload, si
         p->write_pos = next; /* and, implicitly, published */
         p->fast_left -= rec; /* srng_begin found it this long at least */
         SRNG_STORE(srng_u64_at(region, SRNG_OFF_WRITE_POS), next, release);
+        SRNG_SCHED_POINT("publish");
         SRNG_COMPILER_BARRIER(); /* fenceless: the sleeper's membarrier fences */
         srng_wake_sleeper(&p->s, srng_u32_at(region, SRNG_OFF_CONSUMER_SLEEPING));
         return;
@@ -3916,6 +3925,7 @@ SHARED_RING_API int shared_ring_close(shared_ring_producer *p) {
     p->closed = 1;
     srng_update_open(p);
     SRNG_STORE(srng_u32_at(p->s.region, SRNG_OFF_CLOSED), 1u, release);
+    SRNG_SCHED_POINT("store closed");
     srng_wake_if_sleeping(&p->s, srng_u32_at(p->s.region, SRNG_OFF_CONSUMER_SLEEPING));
     return SHARED_RING_OK;
 }
@@ -3976,6 +3986,7 @@ static int srng_check_empty(shared_ring_consumer *c, int thorough) {
     uint32_t closed = SRNG_LOAD(srng_u32_at(c->s.region, SRNG_OFF_CLOSED), acquire);
     uint64_t w;
     int r;
+    SRNG_SCHED_POINT("load closed");
     if (!thorough && closed == 0u) return 0;
     w = SRNG_LOAD(srng_u64_at(c->s.region, SRNG_OFF_WRITE_POS), acquire);
     if ((w & 7u) != 0 || w < c->write_cache || (w > c->peek_pos && w - c->read_pos > c->s.capacity))
@@ -4111,6 +4122,7 @@ static void srng_release_to(shared_ring_consumer *c, uint64_t pos) {
     if (pos == c->read_pos) return;
     c->read_pos = pos;
     SRNG_STORE(srng_u64_at(c->s.region, SRNG_OFF_READ_POS), pos, release);
+    SRNG_SCHED_POINT("release");
     word = srng_u32_at(c->s.region, SRNG_OFF_PRODUCER_SLEEPING);
     srng_publish_barrier(&c->s);
     /* Wake the producer only once it has the room it asked for (hysteresis);
@@ -5086,10 +5098,24 @@ static int srng_shm_trusted(const struct stat *st) {
     return st->st_uid == geteuid() || (allowed & 066u) != 0u;
 }
 
+/* Size a new object to at least `want` bytes, never less than it has: a
+   creator and an opener that both found it at 0 may size it at once, and
+   a shrink would cut the mapping of whichever sized it first (SIGBUS).
+   Linux allocates the memory here (fallocate grows, never shrinks; and a
+   full /dev/shm fails now, not as a SIGBUS on a later write); elsewhere
+   ftruncate, where that race stays open. */
+static int srng_shm_grow(int fd, off_t want) {
+#if defined(__linux__)
+    return posix_fallocate(fd, 0, want) == 0 ? SHARED_RING_OK : SHARED_RING_ERR_SYSTEM;
+#else
+    return ftruncate(fd, want) == 0 ? SHARED_RING_OK : SHARED_RING_ERR_SYSTEM;
+#endif
+}
+
 /* An existing object: SHARED_RING_OK to map it, 1 to wait (not sized yet
    and we do not know the size), or an error. One that was never sized
-   (its creator died between shm_open and ftruncate) is sized by an opener
-   that knows the size: the same ftruncate, harmless when repeated. */
+   (its creator died between shm_open and sizing it) is sized by an opener
+   that knows the size; the mapping then checks that the size is ours. */
 static int srng_shm_check_existing(int fd, off_t want) {
     struct stat st;
     unsigned owner, mode, me; /* uid_t and mode_t: unsigned, of some width */
@@ -5102,9 +5128,10 @@ static int srng_shm_check_existing(int fd, off_t want) {
                             "the object belongs to uid %u with mode 0%o, open wider than this "
                             "user's SHARED_RING_SHM_MODE or not this user's (uid %u)",
                             owner, mode, me);
+    SRNG_SCHED_POINT("shm: size read");
     if (st.st_size != 0) return SHARED_RING_OK;
     if (want == 0) return 1;
-    return ftruncate(fd, want) == 0 ? SHARED_RING_OK : SHARED_RING_ERR_SYSTEM;
+    return srng_shm_grow(fd, want);
 }
 
 SHARED_RING_API int shared_ring_shm_open(shared_ring_shm *shm, const char *name, size_t size,
@@ -5121,7 +5148,8 @@ SHARED_RING_API int shared_ring_shm_open(shared_ring_shm *shm, const char *name,
             /* Create it, or learn that it exists. Only the creator sizes it. */
             fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, SHARED_RING_SHM_MODE);
             if (fd >= 0) {
-                if (ftruncate(fd, want) != 0) {
+                SRNG_SCHED_POINT("shm: created");
+                if (srng_shm_grow(fd, want) != SHARED_RING_OK) {
                     close(fd);
                     shm_unlink(name);
                     return SHARED_RING_ERR_SYSTEM;
