@@ -3,6 +3,9 @@
 #   make check   sanitizers (TSan, ASan+UBSan), valgrind, 1000-kill crash loop
 #   make fuzz    libFuzzer on each harness for FUZZ_SECONDS (needs clang)
 #   make stress  10^8 messages between threads (TSan), 10^7 between processes
+#   make soak    unit, liveness and interleaving suites 20 times beside a
+#                loading stress run (SOAK_ROUNDS=n)
+#   make model   the protocol's spin models, and each rule reverted
 #   make matrix  every standard, compiler, architecture and libc we have tools for
 #   make bench   build and run the benchmark (the project's main job)
 #   make instructions [AERON=path]   callgrind: instructions per 64-byte
@@ -57,7 +60,7 @@ CMAKEDIR = $(PREFIX)/share/cmake/shared_ring
 VERSION = $(shell sed -n 's/^\#define SHARED_RING_VERSION "\(.*\)"/\1/p' shared_ring.h)
 
 .PHONY: all test check bench examples run-examples install uninstall clean tsan asan \
-        compile-tests readme-check ecosystem-tests \
+        compile-tests readme-check ecosystem-tests model soak \
         fuzz fuzz-replay asan-fuzz-replay crash-loop memcheck stress matrix instructions peers alone
 
 all: $(B)/unit $(B)/stress $(B)/crash $(addprefix $(EB)/,$(EXAMPLES)) bench/bench $(B)/alone tools/shared_ring_stat
@@ -265,6 +268,16 @@ uninstall:
 ecosystem-tests:
 	sh tests/ecosystem.sh
 
+# The unit, liveness and interleaving suites SOAK_ROUNDS times, each round
+# beside a stress run that loads the other core.
+SOAK_ROUNDS ?= 20
+soak: $(B)/unit $(B)/liveness $(B)/interleave $(B)/stress
+	sh tests/soak.sh $(SOAK_ROUNDS)
+
+# The protocol's Promela models (spin): each passes, each rule reverted fails.
+model:
+	sh tests/model/check.sh
+
 # ---- the suites -------------------------------------------------------------
 OS_TESTS = $(B)/os_wait $(B)/clock_fail $(B)/mixed_builds $(B)/ulock-ulock_timeouts $(B)/ulock-unit
 # Every suite runs even when one fails; tests/suites.sh ends with one line,
@@ -290,6 +303,7 @@ test: $(B)/unit $(B)/results $(B)/stress $(B)/fenced-stress $(B)/crash $(B)/live
 	    "./$(B)/crash $(CRASH_ROUNDS)" \
 	    "./$(B)/liveness" \
 	    "./$(B)/interleave" \
+	    "sh tests/model/check.sh" \
 	    "./$(B)/shm_trust" \
 	    "./$(B)/kernel_lock" \
 	    "./$(B)/notifier" \

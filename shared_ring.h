@@ -166,11 +166,14 @@
                                         ring: a number only compared, never
                                         followed (section 4), or 0: none
         552   88  -         reserved, zero
-        640    8  producer  producer owner  pid (low 30 bits; bit 31: a
-                                        prepare is formatting; bit 30: it
-                                        holds its lock on byte 640 of the
-                                        region's file) and a 32-bit token
-                                        of its start time (high 32)
+        640    8  producer  producer owner  0 FREE, or pid (bits 0-28),
+                                        LOCKED (bit 29: holds its lock on
+                                        byte 640 of the region's file), a
+                                        state (bits 30-31: 0 ATTACHED, 1
+                                        CLAIMING, 2 FORMATTING) and a
+                                        32-bit token of its start time
+                                        (high 32); docs/protocol.md, "The
+                                        lifecycle", has its transitions
         648    8  producer  producer start  process start time
         656    8  producer  producer pidns  pid namespace (Linux), or 0
         664    8  producer  producer attach id  its number in `attaches`
@@ -768,7 +771,9 @@ typedef int (*shared_ring_read_fn)(void *user, const void *data, size_t len);
    How results are documented below: each function's comment ends with
    "Returns:" and every result it can give, each explained once. Rules that
    hold for every call on a handle, and are listed again per function:
-   - ERR_HANDLE: the handle is NULL, not attached, or the other side's.
+   - ERR_HANDLE: the handle is NULL, not attached, or the other side's;
+     from close, detach and any wait that would sleep, also a copy of the
+     handle in a child forked after attach (the child attaches its own).
    - ERR_STATE: called from inside a callback of the same handle (fill,
      read, wait or wake hook); nothing is changed. Call other handles freely.
    - ERR_CORRUPT: the ring was found corrupt, by this side or (for the
@@ -809,11 +814,13 @@ SHARED_RING_API shared_ring_options shared_ring_default_options(void);
 
 /* Attach a producer handle to a formatted region. Producer side. Never
    blocks. The write position continues from the region, so a restarted
-   producer appends after what was published. On failure the handle is
-   left unattached.
-   Returns: OK; NOT_FORMATTED (magic 0: not formatted yet, or being
-   formatted; retry, or use attach_producer_wait); ERR_BUSY (a producer is
-   attached: a live process, or another handle of this one; see
+   producer appends after what was published (on a closed stream its
+   writes say CLOSED). On failure the handle is left unattached, or, if it
+   was attached already, attached and working as it was.
+   Returns: OK; NOT_FORMATTED (magic 0: not formatted yet, or a prepare
+   holds the region for a moment; retry, or use attach_producer_wait);
+   ERR_BUSY (a producer is attached or attaching: a live process, or
+   another handle of this one, or this very handle; see
    SHARED_RING_TAKE_BACK); ERR_ARG (NULL handle or region, bad options,
    a region_fd that is not an open regular file holding this ring at
    offset 0); ERR_ALIGN; ERR_SIZE (region smaller than its
@@ -823,7 +830,7 @@ SHARED_RING_API int shared_ring_attach_producer(shared_ring_producer *p, void *r
                                                 size_t region_size, const shared_ring_options *opt);
 
 /* Attach a consumer handle to a formatted region. Consumer side. Never
-   blocks. On failure the handle is left unattached.
+   blocks. On failure the handle is left as attach_producer leaves it.
    Returns: OK; NOT_FORMATTED; ERR_BUSY (a consumer is attached: a live
    process, or another handle of this one); ERR_ARG (NULL handle or region, bad
    options or region_fd, as attach_producer); ERR_ALIGN; ERR_SIZE; ERR_MAGIC; ERR_VERSION; ERR_CORRUPT (as
@@ -846,18 +853,24 @@ SHARED_RING_API int shared_ring_attach_consumer_wait(shared_ring_consumer *c, vo
                                                      const shared_ring_options *opt,
                                                      uint64_t timeout_ns);
 
-/* Format `region` unless a live process is attached to it: the set-up step
-   of two processes that may start in either order, or restart. A region
-   that is not formatted, or whose producer and consumer are both gone
-   (dead, or detached), is formatted afresh: a new ring id, and whatever a
-   dead pair left unread is dropped. A ring with a live side (in another
-   process that is alive, or in this process) is left as it is. Safe to
-   race with other prepares and attaches on the same region. Either side.
-   Blocks only while another prepare formats the region (microseconds; it
-   gives up after a second).
-   Returns: OK (formatted now); a count >= 1 (always 1: in use, left as
-   it is); ERR_ARG, ERR_ALIGN, ERR_SIZE (as format); ERR_BUSY (another
-   process has been formatting it for a second: stopped in the middle). */
+/* Format `region` unless it is in use: the set-up step of two processes
+   that may start in either order, or restart. A region that holds no ring
+   of this layout is formatted. A ring is left as it is (a new ring id
+   only when formatted) while a live process is attached to it or
+   attaching, and while it holds a stream a consumer has yet to read to
+   its end: a message no consumer released, or a close no consumer has
+   read. So prepare never drops a published message: a stream closed
+   before its consumer started is delivered, then CLOSED; what a gone pair
+   left unread is read by the next consumer. A ring whose sides are gone
+   and whose stream was read to its end (or was never closed and holds
+   nothing unread, or is corrupt) is formatted afresh. Safe to race with
+   other prepares and attaches on the same region (docs/protocol.md, "The
+   lifecycle"). Either side. Blocks only while another prepare holds the
+   region (microseconds; it gives up after a second).
+   Returns: OK (formatted now); a count >= 1 (always 1: in use or holding
+   a stream, left as it is); ERR_ARG, ERR_ALIGN, ERR_SIZE (as format);
+   ERR_BUSY (another process has held it for a second: stopped in the
+   middle). */
 SHARED_RING_API int shared_ring_prepare(void *region, size_t region_size, size_t capacity,
                                         size_t max_message);
 
@@ -938,7 +951,8 @@ SHARED_RING_API int shared_ring_flush(shared_ring_producer *p);
    blocks.
    Returns: OK (also when already closed); ERR_STATE (a claim is open, or
    inside a callback); ERR_CORRUPT (also when the consumer has flagged the
-   ring; the ring is not marked closed); ERR_HANDLE. */
+   ring; the ring is not marked closed); ERR_HANDLE (also in a child
+   forked after attach: it attaches its own). */
 SHARED_RING_API int shared_ring_close(shared_ring_producer *p);
 
 /* ---- consumer ----------------------------------------------------------- */
@@ -1036,9 +1050,10 @@ SHARED_RING_API int shared_ring_wait_any(shared_ring_consumer *const *rings, siz
    process can attach as it without ERR_BUSY. A producer publishes what it
    wrote first (a corked batch; an open claim is dropped); it does not close
    the stream. The handle is unattached afterwards. Producer / consumer
-   side respectively. Never blocks.
+   side respectively. Never blocks. Only in the process that attached the
+   handle: a child forked after attach attaches its own.
    Returns: OK (also on a corrupt ring); ERR_STATE (inside a callback);
-   ERR_HANDLE. */
+   ERR_HANDLE (not an attached handle, or a forked child's copy of one). */
 SHARED_RING_API int shared_ring_detach_producer(shared_ring_producer *p);
 SHARED_RING_API int shared_ring_detach_consumer(shared_ring_consumer *c);
 
@@ -2182,8 +2197,10 @@ static uint64_t srng_time_namespace(void) { return srng_namespace("/proc/self/ns
    Raw system calls: open, read and close are cancellation points, and a
    thread cancelled inside the first identity read (srng_self) would leave
    it half done for every other thread of the process. */
+#define SRNG_AT_FDCWD (-100L) /* AT_FDCWD: one value on every Linux architecture,
+                                  and not declared by strict ISO C builds */
 static long srng_read_file(const char *path, char *buf, size_t size) {
-    long n, fd = syscall(SYS_openat, SRNG_CAST(long, AT_FDCWD), path, SRNG_CAST(long, O_RDONLY));
+    long n, fd = syscall(SYS_openat, SRNG_AT_FDCWD, path, SRNG_CAST(long, O_RDONLY));
     if (fd < 0) return -1;
     n = syscall(SYS_read, fd, buf, size - 1u);
     (void)syscall(SYS_close, fd);
@@ -2614,6 +2631,25 @@ static unsigned srng_peer_id(const shared_ring_side *s) {
     return s->magic == SRNG_PRODUCER_MAGIC ? SRNG_OFF_CONSUMER_ID : SRNG_OFF_PRODUCER_ID;
 }
 
+/* A handle used by a process other than the one that attached it (a
+   child forked after attach): its owner word names the attacher, so it
+   may not detach (that would free a side the attacher still uses), close
+   or wait. Checked where a system call costs nothing next to the call:
+   the hot path cannot afford getpid. ERR_HANDLE with the reason, or OK. */
+static int srng_foreign(const shared_ring_side *s) {
+#ifdef SRNG_HAVE_IDENTITY
+    uint32_t pid = srng_getpid();
+    if (s->owner != 0 &&
+        (SRNG_CAST(uint32_t, s->owner) & SRNG_OWNER_PID) != (pid > SRNG_OWNER_PID ? SRNG_OWNER_PID : pid))
+        return srng_explain(SHARED_RING_ERR_HANDLE,
+                            "process %u attached this handle; a forked child attaches its own",
+                            s->owner & SRNG_OWNER_PID, 0, 0);
+#else
+    (void)s;
+#endif
+    return SHARED_RING_OK;
+}
+
 /* Is the peer's owner word `owner` news to this handle? Only an ATTACHED
    word is a peer: one other than the one we know is a new peer; a word
    that no longer names the peer we know (FREE, or taken by a claim or a
@@ -2974,6 +3010,8 @@ static int srng_block(shared_ring_side *s, srng_au32 *word, srng_au32 *peer, srn
            recheck_ns instead of never (and says so in late_wakes). */
         capped = s->recheck_ns != 0 && left > s->recheck_ns;
         if (capped) left = s->recheck_ns;
+        r = srng_foreign(s); /* a sleep is a system call anyway */
+        if (r != SHARED_RING_OK) break;
         srng_choose_barrier(s); /* for a peer that attached since */
         if (!srng_announce_sleep(s, word, peer) && left > SRNG_SLICE_NS)
             left = SRNG_SLICE_NS;
@@ -3919,6 +3957,7 @@ SHARED_RING_API int shared_ring_flush(shared_ring_producer *p) {
 SHARED_RING_API int shared_ring_close(shared_ring_producer *p) {
     int r = srng_write_gate(p);
     if (r == SHARED_RING_CLOSED) return SHARED_RING_OK; /* idempotent */
+    if (r == SHARED_RING_OK) r = srng_foreign(&p->s);
     if (r == SHARED_RING_OK) r = srng_check_corrupt_flag(p);
     if (r != SHARED_RING_OK) return r;
     srng_publish(p);
@@ -4766,6 +4805,7 @@ static void srng_leave(shared_ring_side *s, unsigned id_off, unsigned peer_sleep
 SHARED_RING_API int shared_ring_detach_producer(shared_ring_producer *p) {
     int r = srng_refusal(p != SRNG_NULL ? &p->s : SRNG_NULL, SRNG_PRODUCER_MAGIC);
     if (r != SHARED_RING_OK && r != SHARED_RING_ERR_CORRUPT) return r;
+    if (srng_foreign(&p->s) != SHARED_RING_OK) return SHARED_RING_ERR_HANDLE;
     if (r == SHARED_RING_OK) srng_publish(p); /* what a cork held back */
     srng_leave(&p->s, SRNG_OFF_PRODUCER_ID, SRNG_OFF_CONSUMER_SLEEPING);
     memset(p, 0, sizeof *p);
@@ -4775,6 +4815,7 @@ SHARED_RING_API int shared_ring_detach_producer(shared_ring_producer *p) {
 SHARED_RING_API int shared_ring_detach_consumer(shared_ring_consumer *c) {
     int r = srng_refusal(c != SRNG_NULL ? &c->s : SRNG_NULL, SRNG_CONSUMER_MAGIC);
     if (r != SHARED_RING_OK && r != SHARED_RING_ERR_CORRUPT) return r;
+    if (srng_foreign(&c->s) != SHARED_RING_OK) return SHARED_RING_ERR_HANDLE;
     srng_leave(&c->s, SRNG_OFF_CONSUMER_ID, SRNG_OFF_PRODUCER_SLEEPING);
     memset(c, 0, sizeof *c);
     return SHARED_RING_OK;

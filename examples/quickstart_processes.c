@@ -18,7 +18,7 @@ static void *open_ring(shared_ring_shm *shm, shared_ring_options *o) {
     if (shared_ring_shm_open(shm, NAME, size, SECOND) != SHARED_RING_OK) return NULL;
     *o = shared_ring_default_options();
     o->region_fd = shm->fd; /* so the kernel tells a dead peer for certain */
-    /* Format unless a live process uses it (a dead run's leftovers go). */
+    /* Format unless in use or holding unread messages. */
     return shared_ring_prepare(shm->region, shm->size, 0, 64) >= 0 ? shm->region : NULL;
 }
 

@@ -1,13 +1,15 @@
 /* Two independent programs over named shared memory, producer side. Start
-   them in either order, as often as you like; an object left behind by an
-   earlier run (finished, or killed) is reused safely:
+   them in either order, as often as you like:
 
        ./shm_producer /demo_ring 100000 & ./shm_consumer /demo_ring
 
    The protocol, the same in both programs: open or create the object
-   (shm_open), format it unless a live process uses it (prepare), attach,
-   waiting for a format in progress. The consumer removes the name at the
-   end. If the consumer's process dies, writes say PEER_GONE. */
+   (shm_open), format it unless it is in use (prepare), attach, waiting for
+   a format in progress. The consumer removes the name at the end. If the
+   consumer's process dies, writes say PEER_GONE. Nothing published is
+   dropped: lines an earlier run's producer left unread are read first,
+   and if an earlier run closed a stream no consumer has read yet, this
+   producer's writes say CLOSED until a consumer has read it. */
 #define _GNU_SOURCE
 #define SHARED_RING_SHM
 #define SHARED_RING_IMPLEMENTATION

@@ -774,6 +774,33 @@ TEST(a_dead_owner_with_the_checkers_own_pid_is_gone) {
 
 /* ---- PEER_GONE ends when a new peer attaches --------------------------------- */
 
+TEST(a_child_forked_after_attach_may_not_close_or_detach_the_parents_side) {
+    shared_ring_producer p;
+    shared_ring_owners owners;
+    pid_t child;
+    int status = -1;
+    fresh_region();
+    CHECK_EQ(shared_ring_attach_producer(&p, region, size, NULL), SHARED_RING_OK);
+    child = harness_fork();
+    if (child == 0) {
+        shared_ring_consumer c;
+        int bad = 0;
+        if (shared_ring_close(&p) != SHARED_RING_ERR_HANDLE) bad |= 1;
+        if (shared_ring_detach_producer(&p) != SHARED_RING_ERR_HANDLE) bad |= 2;
+        /* the child's own consumer handle works; its wait sleeps */
+        if (shared_ring_attach_consumer(&c, region, size, NULL) != SHARED_RING_OK) bad |= 4;
+        if (shared_ring_wait(&c, 20000000u) != SHARED_RING_TIMEOUT) bad |= 8;
+        shared_ring_detach_consumer(&c);
+        _exit(bad);
+    }
+    waitpid(child, &status, 0);
+    CHECK_EQ(status, 0);
+    shared_ring_owners_of(region, size, &owners);
+    CHECK_EQ(owners.producer.pid, (uint32_t)getpid()); /* still the parent's side */
+    CHECK_EQ(shared_ring_write_str(&p, "parent", 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_detach_producer(&p), SHARED_RING_OK);
+}
+
 TEST(a_wait_after_a_new_producer_attached_does_not_say_peer_gone) {
     shared_ring_consumer c;
     pid_t first, second;
@@ -843,5 +870,6 @@ int main(int argc, char **argv) {
     RUN(a_producer_in_another_time_namespace_counts_alive);
     RUN(a_dead_owner_with_the_checkers_own_pid_is_gone);
     RUN(a_wait_after_a_new_producer_attached_does_not_say_peer_gone);
+    RUN(a_child_forked_after_attach_may_not_close_or_detach_the_parents_side);
     return harness_summary("liveness");
 }

@@ -1,20 +1,38 @@
 #!/bin/sh
 # The two shm examples as a user runs them: both start orders, over a fresh
-# name, over an object a finished run left behind (the 10 stale lines must
-# not reach the new consumer), and over one a killed producer left mid-stream.
-# Each case: the consumer must read exactly the N lines of the producer it
-# ran with, and end with CLOSED. Prints "shm examples: P passed, F failed".
+# name, over an object a finished run left behind with its stream unread,
+# and over one a killed producer left mid-stream. prepare never drops a
+# published message, so:
+# - fresh name: the consumer reads exactly the producer's N lines, then CLOSED;
+# - a finished run's unread stream (10 lines, closed): the consumer reads
+#   those 10 lines, then CLOSED; the new producer is told CLOSED (its
+#   stream would come after a close), and writes nothing;
+# - a killed producer's unread lines: the consumer reads them and then the
+#   new producer's N lines (appended after them), then CLOSED.
+# Prints "shm examples: P passed, F failed".
 B=${1:-examples/bin}
 N=${2:-100000}
 passed=0 failed=0
 
+ok() { passed=$((passed + 1)); }
+bad() { # case-name why
+    failed=$((failed + 1))
+    echo "  $1: FAILED ($2)"; sed 's/^/    /' "$B/shm_consumer.log" "$B/shm_producer.log"
+}
+
 check() { # case-name consumer-log
-    if grep -q "read $N lines, then the producer closed the stream" "$2"; then
-        passed=$((passed + 1))
-    else
-        failed=$((failed + 1))
-        echo "  $1: FAILED"; sed 's/^/    /' "$2" "$B/shm_producer.log"
-    fi
+    read_lines=$(sed -n 's/.*read \([0-9]*\) lines, then the producer closed the stream.*/\1/p' "$2")
+    case "$1" in
+    "fresh name"*)
+        [ "$read_lines" = "$N" ] && ok || bad "$1" "expected $N lines then CLOSED" ;;
+    "stale object of a finished run"*)
+        if [ "$read_lines" = 10 ] && grep -q "closed the stream" "$B/shm_producer.log"; then ok
+        else bad "$1" "expected the 10 unread lines, then CLOSED, and CLOSED for the new producer"; fi ;;
+    *)
+        if [ -n "$read_lines" ] && [ "$read_lines" -gt "$N" ] &&
+           grep -q "wrote $N lines" "$B/shm_producer.log"; then ok
+        else bad "$1" "expected the unread lines and then $N more, then CLOSED"; fi ;;
+    esac
 }
 
 consumer_first() { # name case
@@ -39,13 +57,24 @@ leave_killed_run() {
     sleep 0.3; kill -9 $k; wait $k 2>/dev/null
 }
 
+# A consumer that comes after its producer finished (the stream is kept
+# for it; it then removes the name).
+consumer_alone() { # name case
+    : > "$B/shm_producer.log"
+    "$B/shm_consumer" "$1" > "$B/shm_consumer.log" 2>&1
+    if grep -q "read 10 lines, then the producer closed the stream" "$B/shm_consumer.log"; then ok
+    else bad "$2, consumer alone" "expected the 10 lines, then CLOSED"; fi
+}
+
 base=/shared_ring_test_$$
+leave_finished_run "${base}_b_alone"
+consumer_alone "${base}_b_alone" "stale object of a finished run"
 for order in consumer_first producer_first; do
     $order "${base}_a_$order" "fresh name"
-    leave_finished_run "${base}_b_$order"
-    $order "${base}_b_$order" "stale object of a finished run"
     leave_killed_run "${base}_c_$order"
     $order "${base}_c_$order" "stale object of a killed producer"
 done
+leave_finished_run "${base}_b_producer_first"
+producer_first "${base}_b_producer_first" "stale object of a finished run"
 echo "shm examples: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -29,7 +29,7 @@ while [ $i -lt 50 ] && ! "$STAT" "$ring" --json | grep -q '"producer_sleeping":t
     sleep 0.1; i=$((i + 1))
 done
 out=$("$STAT" "$ring" --json)
-echo "$out" | grep -q '"layout_version":3,"capacity":65536,"max_message":3000' && ok ||
+echo "$out" | grep -q '"layout_version":4,"capacity":65536,"max_message":3000' && ok ||
     bad "header fields of a live ring: $out"
 echo "$out" | grep -q '"producer_sleeping":true' && ok || bad "a blocked producer not shown asleep"
 echo "$out" | grep -q "\"producer_pid\":$producer,\"producer_alive\":true" && ok ||
@@ -88,8 +88,8 @@ rc=$?; [ $rc -eq 2 ] && ok || bad "a symbolic link to a FIFO: exit $rc (124: it 
 if [ -d /dev/shm ] && [ -w /dev/shm ]; then
     name=shared_ring_stat_check_$$
     cp "$ring" "/dev/shm/$name"
-    "$STAT" "$name" --json | grep -q '"layout_version":3' && ok || bad "a shm name ($name) not found"
-    "$STAT" "/$name" --json | grep -q '"layout_version":3' && ok || bad "a shm name (/$name) not found"
+    "$STAT" "$name" --json | grep -q '"layout_version":4' && ok || bad "a shm name ($name) not found"
+    "$STAT" "/$name" --json | grep -q '"layout_version":4' && ok || bad "a shm name (/$name) not found"
     rm -f "/dev/shm/$name"
 fi
 corpus=0

@@ -2128,6 +2128,17 @@ TEST(a_second_handle_of_an_attached_side_in_the_same_process_is_busy) {
     CHECK(s.text_len == 6 && memcmp(s.text, "from p", 6) == 0);
 }
 
+TEST(a_second_attach_on_an_attached_handle_is_busy_and_leaves_it_working) {
+    seen s;
+    setup(1024, 0);
+    CHECK_EQ(shared_ring_attach_producer(&prod, region, region_bytes, NULL), SHARED_RING_ERR_BUSY);
+    CHECK_EQ(shared_ring_attach_consumer(&cons, region, region_bytes, NULL), SHARED_RING_ERR_BUSY);
+    CHECK_EQ(shared_ring_write_bytes(&prod, "still", 5, 0), SHARED_RING_OK);
+    CHECK_EQ(drain(&s), 1);
+    CHECK_EQ(shared_ring_detach_producer(&prod), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_detach_consumer(&cons), SHARED_RING_OK);
+}
+
 TEST(a_lost_handle_is_taken_back_on_purpose) {
     shared_ring_options o = SHARED_RING_OPTIONS_INIT;
     seen s;
@@ -3166,6 +3177,7 @@ int main(void) {
     RUN(a_producer_fences_for_a_consumer_that_attached_from_another_process);
 #endif
     RUN(a_second_handle_of_an_attached_side_in_the_same_process_is_busy);
+    RUN(a_second_attach_on_an_attached_handle_is_busy_and_leaves_it_working);
     RUN(a_lost_handle_is_taken_back_on_purpose);
     RUN(unknown_attach_flags_are_refused);
     RUN(a_producer_blocked_forever_hears_peer_gone_when_the_consumer_detaches);

@@ -37,7 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Offsets of layout 3 (shared_ring.h, manual section 3). */
+/* Offsets of layout 4 (shared_ring.h, manual section 3). */
 enum {
     OFF_MAGIC = 0,
     OFF_VERSION = 4,
