@@ -25,6 +25,7 @@
      shared_ring_attach_consumer(&c, region, size, &options or NULL)
      shared_ring_attach_producer_wait(..., ns)  shared_ring_attach_consumer_wait(..., ns)
      shared_ring_detach_producer(&p) / shared_ring_detach_consumer(&c)
+     shared_ring_adopt_producer(&p) / shared_ring_adopt_consumer(&c)  in a forked child
    Producer:
      shared_ring_write_bytes(&p, data, len, ns)         copy one message in
      shared_ring_write_str(&p, str, ns)                 a C string, without its 0
@@ -1056,6 +1057,20 @@ SHARED_RING_API int shared_ring_wait_any(shared_ring_consumer *const *rings, siz
    ERR_HANDLE (not an attached handle, or a forked child's copy of one). */
 SHARED_RING_API int shared_ring_detach_producer(shared_ring_producer *p);
 SHARED_RING_API int shared_ring_detach_consumer(shared_ring_consumer *c);
+
+/* In a child forked after attach, take the handle over from the process
+   that attached it (daemonising): the side is this process's from now on
+   (its owner word names it; the peer judges it, and chooses its barrier,
+   by it), and the attaching process must not use the handle again (its
+   close, detach and sleeping waits then get ERR_HANDLE). Without it, a
+   child's close, detach and sleeping waits are refused with ERR_HANDLE.
+   Producer / consumer side respectively. Never blocks.
+   Returns: OK (also in the attaching process itself: nothing to do);
+   ERR_BUSY (the side is no longer the attaching process's: it detached,
+   died and was taken over, or another child adopted it); ERR_STATE
+   (inside a callback); ERR_CORRUPT; ERR_HANDLE. */
+SHARED_RING_API int shared_ring_adopt_producer(shared_ring_producer *p);
+SHARED_RING_API int shared_ring_adopt_consumer(shared_ring_consumer *c);
 
 /* Who is attached to a region, for inspection (tools/shared_ring_stat).
    Reads the region only (a read-only mapping is fine). pid 0: nobody is
@@ -2616,6 +2631,7 @@ static int srng_attached(shared_ring_side *s, unsigned id_off) {
     return SHARED_RING_OK;
 }
 
+
 /* A handle gives its side back: the word first (to FREE, if it still
    holds ours), then the lock (a judge that finds the byte free and the
    word still ours judges us gone, which we are about to be). */
@@ -3213,6 +3229,17 @@ static int srng_attach_failed(void *handle, size_t size, int result) {
     return result;
 }
 
+/* An attach's last step, given what its own checks of the region found
+   (`checked`): ATTACHED if they passed, else the claim given back and the
+   caller's handle left as srng_attach_failed says. */
+static int srng_conclude_attach(shared_ring_side *s, unsigned id_off, int checked, void *handle,
+                                size_t size) {
+    int r = checked == SHARED_RING_OK ? srng_attached(s, id_off) : checked;
+    if (r == SHARED_RING_OK) return r;
+    srng_release_side(s, s->region, id_off);
+    return srng_attach_failed(handle, size, r);
+}
+
 /* Why a call on a handle of the side `magic` may not go ahead: not that
    side's attached handle, inside one of its callbacks, or broken. (Both
    handles have one size, so reading a wrong-side handle stays in bounds.) */
@@ -3548,12 +3575,11 @@ SHARED_RING_API int shared_ring_attach_producer(shared_ring_producer *p, void *r
     if (r != SHARED_RING_OK) return srng_attach_failed(p, sizeof *p, r);
     rd = SRNG_LOAD(srng_u64_at(h.s.region, SRNG_OFF_READ_POS), acquire);
     end = srng_find_end(&h.s, SRNG_LOAD(srng_u64_at(h.s.region, SRNG_OFF_WRITE_POS), acquire), rd);
-    r = end == SRNG_REC_BAD ? srng_refuse(SHARED_RING_ERR_CORRUPT, "the ring's positions or records are impossible")
-                            : srng_attached(&h.s, SRNG_OFF_PRODUCER_ID);
-    if (r != SHARED_RING_OK) {
-        srng_release_side(&h.s, h.s.region, SRNG_OFF_PRODUCER_ID);
-        return srng_attach_failed(p, sizeof *p, r);
-    }
+    r = end != SRNG_REC_BAD ? SHARED_RING_OK
+                            : srng_refuse(SHARED_RING_ERR_CORRUPT,
+                                          "the ring's positions or records are impossible");
+    r = srng_conclude_attach(&h.s, SRNG_OFF_PRODUCER_ID, r, p, sizeof *p);
+    if (r != SHARED_RING_OK) return r;
     h.write_pos = h.published = end;
     h.read_cache = rd;
     SRNG_STORE(srng_u64_at(h.s.region, SRNG_OFF_WRITE_POS), end, release);
@@ -3596,13 +3622,11 @@ SHARED_RING_API int shared_ring_attach_consumer(shared_ring_consumer *c, void *r
     if (r != SHARED_RING_OK) return srng_attach_failed(c, sizeof *c, r);
     rd = SRNG_LOAD(srng_u64_at(h.s.region, SRNG_OFF_READ_POS), acquire);
     w = SRNG_LOAD(srng_u64_at(h.s.region, SRNG_OFF_WRITE_POS), acquire);
-    r = !srng_positions_near(rd, w, h.s.capacity)
-            ? srng_refuse(SHARED_RING_ERR_CORRUPT, "the ring's positions are impossible")
-            : srng_attached(&h.s, SRNG_OFF_CONSUMER_ID);
-    if (r != SHARED_RING_OK) {
-        srng_release_side(&h.s, h.s.region, SRNG_OFF_CONSUMER_ID);
-        return srng_attach_failed(c, sizeof *c, r);
-    }
+    r = srng_positions_near(rd, w, h.s.capacity)
+            ? SHARED_RING_OK
+            : srng_refuse(SHARED_RING_ERR_CORRUPT, "the ring's positions are impossible");
+    r = srng_conclude_attach(&h.s, SRNG_OFF_CONSUMER_ID, r, c, sizeof *c);
+    if (r != SHARED_RING_OK) return r;
     h.read_pos = h.peek_pos = rd;
     h.write_cache = w;
     h.trail_ns = o.trail_ns;
@@ -4819,6 +4843,51 @@ SHARED_RING_API int shared_ring_detach_consumer(shared_ring_consumer *c) {
     srng_leave(&c->s, SRNG_OFF_CONSUMER_ID, SRNG_OFF_PRODUCER_SLEEPING);
     memset(c, 0, sizeof *c);
     return SHARED_RING_OK;
+}
+
+/* The adoption: our identity in place of the attacher's (the same
+   description's kernel lock, inherited, stays ours), a new attach id so
+   that a peer's fenceless choice made for the attacher no longer holds,
+   and the attach-time announcement again (the peer chooses anew). */
+static int srng_adopt(shared_ring_side *s, unsigned id_off, unsigned own_sleep, unsigned peer_sleep) {
+#ifdef SRNG_HAVE_IDENTITY
+    srng_process me;
+    uint64_t mine;
+    if (srng_foreign(s) == SHARED_RING_OK) return SHARED_RING_OK;
+    srng_self(&me);
+    mine = srng_owner_word(&me) | (s->owner & SRNG_OWNER_LOCKED);
+    SRNG_STORE(srng_u64_at(s->region, id_off + SRNG_ID_START), me.start, relaxed);
+    SRNG_STORE(srng_u64_at(s->region, id_off + SRNG_ID_NS), me.ns, relaxed);
+    SRNG_STORE(srng_u64_at(s->region, id_off + SRNG_ID_TIMENS), me.timens, relaxed);
+    if (!srng_owner_move(s->region, id_off, s->owner, mine))
+        return srng_refuse(SHARED_RING_ERR_BUSY,
+                           "the side is no longer the attaching process's (detached, taken "
+                           "over, or adopted)");
+    s->owner = mine;
+    s->attach_id = srng_next_attach_id(s->region);
+    s->barrier_peer = 0; /* choose again, for this process */
+    srng_announce_mode(s, own_sleep, peer_sleep);
+#else
+    (void)s;
+    (void)id_off;
+    (void)own_sleep;
+    (void)peer_sleep;
+#endif
+    return SHARED_RING_OK;
+}
+
+SHARED_RING_API int shared_ring_adopt_producer(shared_ring_producer *p) {
+    int r = srng_refusal(p != SRNG_NULL ? &p->s : SRNG_NULL, SRNG_PRODUCER_MAGIC);
+    if (r != SHARED_RING_OK) return r;
+    return srng_adopt(&p->s, SRNG_OFF_PRODUCER_ID, SRNG_OFF_PRODUCER_SLEEPING,
+                      SRNG_OFF_CONSUMER_SLEEPING);
+}
+
+SHARED_RING_API int shared_ring_adopt_consumer(shared_ring_consumer *c) {
+    int r = srng_refusal(c != SRNG_NULL ? &c->s : SRNG_NULL, SRNG_CONSUMER_MAGIC);
+    if (r != SHARED_RING_OK) return r;
+    return srng_adopt(&c->s, SRNG_OFF_CONSUMER_ID, SRNG_OFF_CONSUMER_SLEEPING,
+                      SRNG_OFF_PRODUCER_SLEEPING);
 }
 
 /* One side's identity block, as an inspector sees it. */

@@ -337,15 +337,18 @@ TEST(prepare_keeps_messages_a_gone_pair_left_unread) {
     shared_ring_detach_consumer(&c);
 }
 
-TEST(prepare_formats_afresh_a_closed_stream_whose_end_a_consumer_read) {
+/* A producer's one-message stream (closed or not), read by a consumer that
+   then detaches (after CLOSED, if closed); then prepare must format afresh:
+   a new ring id, no producer, no message. */
+static void check_prepare_formats_after_a_read_stream(int closed) {
     shared_ring_consumer c;
     shared_ring_owners before, after;
     int got = 0;
     fresh_region();
-    producer_ran_alone(1, 1);
+    producer_ran_alone(1, closed);
     CHECK_EQ(shared_ring_attach_consumer(&c, region, size, NULL), SHARED_RING_OK);
     CHECK_EQ(shared_ring_read_some(&c, count_messages, &got), 1);
-    CHECK_EQ(shared_ring_read_some(&c, count_messages, &got), SHARED_RING_CLOSED);
+    if (closed) CHECK_EQ(shared_ring_read_some(&c, count_messages, &got), SHARED_RING_CLOSED);
     shared_ring_detach_consumer(&c);
     shared_ring_owners_of(region, size, &before);
     CHECK_EQ(shared_ring_prepare(region, size, 0, 0), SHARED_RING_OK);
@@ -354,21 +357,15 @@ TEST(prepare_formats_afresh_a_closed_stream_whose_end_a_consumer_read) {
     CHECK_EQ(after.producer.pid, 0);
     CHECK_EQ(shared_ring_attach_consumer(&c, region, size, NULL), SHARED_RING_OK);
     CHECK_EQ(shared_ring_read_some(&c, ignore, NULL), SHARED_RING_EMPTY); /* a fresh stream */
+    shared_ring_detach_consumer(&c);
+}
+
+TEST(prepare_formats_afresh_a_closed_stream_whose_end_a_consumer_read) {
+    check_prepare_formats_after_a_read_stream(1);
 }
 
 TEST(prepare_formats_afresh_a_drained_open_ring_whose_processes_are_all_gone) {
-    shared_ring_consumer c;
-    shared_ring_owners before, after;
-    int got = 0;
-    fresh_region();
-    producer_ran_alone(1, 0);
-    CHECK_EQ(shared_ring_attach_consumer(&c, region, size, NULL), SHARED_RING_OK);
-    CHECK_EQ(shared_ring_read_some(&c, count_messages, &got), 1);
-    shared_ring_detach_consumer(&c);
-    shared_ring_owners_of(region, size, &before);
-    CHECK_EQ(shared_ring_prepare(region, size, 0, 0), SHARED_RING_OK);
-    shared_ring_owners_of(region, size, &after);
-    CHECK(after.ring_id != before.ring_id);
+    check_prepare_formats_after_a_read_stream(0);
 }
 
 TEST(prepare_leaves_a_ring_with_a_live_producer_alone) {
@@ -801,6 +798,38 @@ TEST(a_child_forked_after_attach_may_not_close_or_detach_the_parents_side) {
     CHECK_EQ(shared_ring_detach_producer(&p), SHARED_RING_OK);
 }
 
+TEST(a_child_that_adopts_the_handle_keeps_the_side_after_its_parent_exits) {
+    enum { MESSAGES = 2000 };
+    shared_ring_consumer c;
+    pid_t parent;
+    int got = 0, r, status = -1;
+    fresh_region();
+    CHECK_EQ(shared_ring_attach_consumer(&c, region, size, NULL), SHARED_RING_OK);
+    parent = harness_fork();
+    if (parent == 0) { /* attaches, forks the daemon, exits at once */
+        shared_ring_producer p;
+        if (shared_ring_attach_producer(&p, region, size, NULL) != SHARED_RING_OK) _exit(1);
+        if (harness_fork() == 0) {
+            int i;
+            if (shared_ring_adopt_producer(&p) != SHARED_RING_OK) _exit(2);
+            usleep(100000); /* its parent is gone by now */
+            for (i = 0; i < MESSAGES; i++)
+                if (shared_ring_write_bytes(&p, &i, sizeof i, 5000000000u) != SHARED_RING_OK) _exit(3);
+            shared_ring_close(&p);
+            _exit(shared_ring_detach_producer(&p) == SHARED_RING_OK ? 0 : 4);
+        }
+        _exit(0);
+    }
+    waitpid(parent, &status, 0);
+    CHECK_EQ(status, 0);
+    do {
+        r = shared_ring_read(&c, count_messages, &got, 5000000000u);
+    } while (r > 0);
+    CHECK_EQ(r, SHARED_RING_CLOSED); /* never PEER_GONE: the side is the daemon's */
+    CHECK_EQ(got, MESSAGES);
+    shared_ring_detach_consumer(&c);
+}
+
 TEST(a_wait_after_a_new_producer_attached_does_not_say_peer_gone) {
     shared_ring_consumer c;
     pid_t first, second;
@@ -871,5 +900,6 @@ int main(int argc, char **argv) {
     RUN(a_dead_owner_with_the_checkers_own_pid_is_gone);
     RUN(a_wait_after_a_new_producer_attached_does_not_say_peer_gone);
     RUN(a_child_forked_after_attach_may_not_close_or_detach_the_parents_side);
+    RUN(a_child_that_adopts_the_handle_keeps_the_side_after_its_parent_exits);
     return harness_summary("liveness");
 }

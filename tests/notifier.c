@@ -137,6 +137,7 @@ TEST(a_producer_process_that_inherited_the_notifier_wakes_the_consumers_loop) {
     child = harness_fork();
     if (child == 0) {
         int i;
+        if (shared_ring_adopt_producer(&p) != SHARED_RING_OK) _exit(1);
         for (i = 0; i < MESSAGES; i++)
             if (shared_ring_write_bytes(&p, &i, sizeof i, 5000000000u) != SHARED_RING_OK) _exit(1);
         _exit(shared_ring_close(&p) == SHARED_RING_OK ? 0 : 1);

@@ -267,6 +267,7 @@ static int p_usage(shared_ring_producer *p) {
 }
 static int p_usage_null(shared_ring_producer *p) { return shared_ring_producer_usage(p, NULL); }
 static int p_detach(shared_ring_producer *p) { return shared_ring_detach_producer(p); }
+static int p_adopt(shared_ring_producer *p) { return shared_ring_adopt_producer(p); }
 
 static const producer_call producer_calls[] = {
     { "write", p_write },
@@ -294,6 +295,7 @@ static const producer_call producer_calls[] = {
     { "producer_usage", p_usage },
     { "producer_usage", p_usage_null },
     { "detach_producer", p_detach },
+    { "adopt_producer", p_adopt },
 };
 #define N_PRODUCER_CALLS (sizeof producer_calls / sizeof producer_calls[0])
 
@@ -420,6 +422,7 @@ static int c_usage(shared_ring_consumer *c) {
 static int c_usage_null(shared_ring_consumer *c) { return shared_ring_consumer_usage(c, NULL); }
 static int c_arm(shared_ring_consumer *c) { return shared_ring_arm(c); }
 static int c_detach(shared_ring_consumer *c) { return shared_ring_detach_consumer(c); }
+static int c_adopt(shared_ring_consumer *c) { return shared_ring_adopt_consumer(c); }
 static int c_wait_any(shared_ring_consumer *c) {
     shared_ring_consumer *set[2] = { NULL, c };
     return shared_ring_wait_any(set, 2, 0);
@@ -446,6 +449,7 @@ static const consumer_call consumer_calls[] = {
     { "consumer_usage", c_usage_null },
     { "arm", c_arm },
     { "detach_consumer", c_detach },
+    { "adopt_consumer", c_adopt },
     { "wait_any", c_wait_any },
     { "wait_any", c_wait_any_timed },
 };
@@ -726,6 +730,8 @@ TEST(every_int_function_has_a_documented_result_list) {
         "wait_any",
         "detach_producer",
         "detach_consumer",
+        "adopt_producer",
+        "adopt_consumer",
         "owners_of",
         "shm_open",
         "shm_anonymous",
