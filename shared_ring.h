@@ -127,7 +127,7 @@
      offset size  owner     field
      ------ ----  --------  ---------------------------------------------------
           0    4  format    magic       0x53524E47 ("GNRS" in memory on LE)
-          4    4  format    version     layout version, 2
+          4    4  format    version     layout version, 4
           8    8  format    capacity    data area bytes, a power of two >= 64
          16    4  format    max_message largest payload in bytes
          20    4  format    data_offset where the data area starts: 1024
@@ -141,7 +141,9 @@
         136  120  -         reserved, zero
         256    8  consumer  read_pos    bytes ever released (monotonic)
         264    4  consumer  corrupt     1 once the consumer found bad data
-        268  116  -         reserved, zero
+        268    4  consumer  close_seen  1 once a consumer read the close
+                                        (prepare may then format)
+        272  112  -         reserved, zero
         384    4  consumer  consumer_sleeping   futex word: 1 = asleep on data
                                         (2: just attached, look at me)
         388    4  -         reserved, zero
@@ -468,12 +470,15 @@
    ============================================================================
    8. REVISION HISTORY
    ============================================================================
-   0.2.0  layout version 2: records carry a position tag, the consumer finds
+   0.2.0  layout version 4: records carry a position tag, the consumer finds
           them without reading write_pos; spin by time (spin_ns); cork_limit;
           wait_mode words (mixed builds); ERR_STATE from inside callbacks;
           checked OS waits (stats.wait_failures); "Returns:" lists; ring
           id, identities, ERR_BUSY, PEER_GONE, NOT_FORMATTED, prepare,
           detach, wait_any, arm, owners_of, SHARED_RING_SHM helpers;
+          the lifecycle as one state machine (owner words FREE,
+          CLAIMING, ATTACHED, FORMATTING; prepare keeps unread streams;
+          close_seen; adopt in a forked child);
           recheck_ns and stats.late_wakes (a bound on one sleep);
           trailing a dense stream (trail_ns, stats.trails); adaptive
           spinning (spin_max_ns, stats.spin_now_ns).
@@ -1062,8 +1067,11 @@ SHARED_RING_API int shared_ring_detach_consumer(shared_ring_consumer *c);
    that attached it (daemonising): the side is this process's from now on
    (its owner word names it; the peer judges it, and chooses its barrier,
    by it), and the attaching process must not use the handle again (its
-   close, detach and sleeping waits then get ERR_HANDLE). Without it, a
-   child's close, detach and sleeping waits are refused with ERR_HANDLE.
+   close, detach and sleeping waits then get ERR_HANDLE). Adopt before the
+   attaching process exits (have it wait for the child's word), or the peer
+   may judge the side by the dead process in between and say PEER_GONE
+   once. Without it, a child's close, detach and sleeping waits are
+   refused with ERR_HANDLE.
    Producer / consumer side respectively. Never blocks.
    Returns: OK (also in the attaching process itself: nothing to do);
    ERR_BUSY (the side is no longer the attaching process's: it detached,

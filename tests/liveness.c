@@ -806,19 +806,25 @@ TEST(a_child_that_adopts_the_handle_keeps_the_side_after_its_parent_exits) {
     fresh_region();
     CHECK_EQ(shared_ring_attach_consumer(&c, region, size, NULL), SHARED_RING_OK);
     parent = harness_fork();
-    if (parent == 0) { /* attaches, forks the daemon, exits at once */
+    if (parent == 0) { /* attaches, forks the daemon, exits once it adopted */
         shared_ring_producer p;
+        int adopted[2];
+        char c;
+        if (pipe(adopted) != 0) _exit(5);
         if (shared_ring_attach_producer(&p, region, size, NULL) != SHARED_RING_OK) _exit(1);
         if (harness_fork() == 0) {
             int i;
             if (shared_ring_adopt_producer(&p) != SHARED_RING_OK) _exit(2);
+            if (write(adopted[1], "a", 1) != 1) _exit(6);
             usleep(100000); /* its parent is gone by now */
             for (i = 0; i < MESSAGES; i++)
                 if (shared_ring_write_bytes(&p, &i, sizeof i, 5000000000u) != SHARED_RING_OK) _exit(3);
             shared_ring_close(&p);
             _exit(shared_ring_detach_producer(&p) == SHARED_RING_OK ? 0 : 4);
         }
-        _exit(0);
+        /* Exiting before the child adopted, the peer could judge the side
+           by this dead process in between, and say PEER_GONE once. */
+        _exit(read(adopted[0], &c, 1) == 1 ? 0 : 7);
     }
     waitpid(parent, &status, 0);
     CHECK_EQ(status, 0);
