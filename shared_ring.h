@@ -2658,7 +2658,7 @@ static unsigned srng_peer_id(const shared_ring_side *s) {
 /* A handle used by a process other than the one that attached it (a
    child forked after attach): its owner word names the attacher, so it
    may not detach (that would free a side the attacher still uses), close
-   or wait. Checked where a system call costs nothing next to the call:
+   or wait until it adopted the handle. Checked where a system call costs nothing next to the call:
    the hot path cannot afford getpid. ERR_HANDLE with the reason, or OK. */
 static int srng_foreign(const shared_ring_side *s) {
 #ifdef SRNG_HAVE_IDENTITY
@@ -2666,7 +2666,8 @@ static int srng_foreign(const shared_ring_side *s) {
     if (s->owner != 0 &&
         (SRNG_CAST(uint32_t, s->owner) & SRNG_OWNER_PID) != (pid > SRNG_OWNER_PID ? SRNG_OWNER_PID : pid))
         return srng_explain(SHARED_RING_ERR_HANDLE,
-                            "process %u attached this handle; a forked child attaches its own",
+                            "process %u attached this handle; a forked child adopts it "
+                            "(shared_ring_adopt_*) or attaches its own",
                             s->owner & SRNG_OWNER_PID, 0, 0);
 #else
     (void)s;
