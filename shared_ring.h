@@ -821,8 +821,9 @@ SHARED_RING_API shared_ring_options shared_ring_default_options(void);
 /* Attach a producer handle to a formatted region. Producer side. Never
    blocks. The write position continues from the region, so a restarted
    producer appends after what was published (on a closed stream its
-   writes say CLOSED). On failure the handle is left unattached, or, if it
-   was attached already, attached and working as it was.
+   writes say CLOSED). On failure the handle is not touched: a new one
+   stays as it was (zero-initialize it, = {0}, to call on it after a
+   failed attach), an attached one stays attached and working.
    Returns: OK; NOT_FORMATTED (magic 0: not formatted yet, or a prepare
    holds the region for a moment; retry, or use attach_producer_wait);
    ERR_BUSY (a producer is attached or attaching: a live process, or
@@ -836,7 +837,7 @@ SHARED_RING_API int shared_ring_attach_producer(shared_ring_producer *p, void *r
                                                 size_t region_size, const shared_ring_options *opt);
 
 /* Attach a consumer handle to a formatted region. Consumer side. Never
-   blocks. On failure the handle is left as attach_producer leaves it.
+   blocks. On failure the handle is not touched (as attach_producer).
    Returns: OK; NOT_FORMATTED; ERR_BUSY (a consumer is attached: a live
    process, or another handle of this one); ERR_ARG (NULL handle or region, bad
    options or region_fd, as attach_producer); ERR_ALIGN; ERR_SIZE; ERR_MAGIC; ERR_VERSION; ERR_CORRUPT (as
@@ -3230,23 +3231,15 @@ static int srng_attach_side(shared_ring_side *s, void *region, size_t region_siz
     return SHARED_RING_OK;
 }
 
-/* A failed attach leaves the handle unattached, except one that is
-   attached already (a second attach on it): that one goes on working. */
-static int srng_attach_failed(void *handle, size_t size, int result) {
-    uint32_t magic = SRNG_CAST(shared_ring_side *, handle)->magic; /* the first member */
-    if (magic != SRNG_PRODUCER_MAGIC && magic != SRNG_CONSUMER_MAGIC) memset(handle, 0, size);
-    return result;
-}
-
 /* An attach's last step, given what its own checks of the region found
-   (`checked`): ATTACHED if they passed, else the claim given back and the
-   caller's handle left as srng_attach_failed says. */
-static int srng_conclude_attach(shared_ring_side *s, unsigned id_off, int checked, void *handle,
-                                size_t size) {
+   (`checked`): ATTACHED if they passed, else the claim given back. The
+   caller's handle is not touched either way until the attach succeeded:
+   a second attach on an attached handle leaves it working (and a handle
+   is never read before it is written: it may be uninitialized). */
+static int srng_conclude_attach(shared_ring_side *s, unsigned id_off, int checked) {
     int r = checked == SHARED_RING_OK ? srng_attached(s, id_off) : checked;
-    if (r == SHARED_RING_OK) return r;
-    srng_release_side(s, s->region, id_off);
-    return srng_attach_failed(handle, size, r);
+    if (r != SHARED_RING_OK) srng_release_side(s, s->region, id_off);
+    return r;
 }
 
 /* Why a call on a handle of the side `magic` may not go ahead: not that
@@ -3581,13 +3574,13 @@ SHARED_RING_API int shared_ring_attach_producer(shared_ring_producer *p, void *r
     if (p == SRNG_NULL) return srng_refuse(SHARED_RING_ERR_ARG, "the handle is NULL");
     memset(&h, 0, sizeof h);
     r = srng_attach_side(&h.s, region, region_size, &o, SRNG_OFF_PRODUCER_ID);
-    if (r != SHARED_RING_OK) return srng_attach_failed(p, sizeof *p, r);
+    if (r != SHARED_RING_OK) return r;
     rd = SRNG_LOAD(srng_u64_at(h.s.region, SRNG_OFF_READ_POS), acquire);
     end = srng_find_end(&h.s, SRNG_LOAD(srng_u64_at(h.s.region, SRNG_OFF_WRITE_POS), acquire), rd);
     r = end != SRNG_REC_BAD ? SHARED_RING_OK
                             : srng_refuse(SHARED_RING_ERR_CORRUPT,
                                           "the ring's positions or records are impossible");
-    r = srng_conclude_attach(&h.s, SRNG_OFF_PRODUCER_ID, r, p, sizeof *p);
+    r = srng_conclude_attach(&h.s, SRNG_OFF_PRODUCER_ID, r);
     if (r != SHARED_RING_OK) return r;
     h.write_pos = h.published = end;
     h.read_cache = rd;
@@ -3628,13 +3621,13 @@ SHARED_RING_API int shared_ring_attach_consumer(shared_ring_consumer *c, void *r
     if (c == SRNG_NULL) return srng_refuse(SHARED_RING_ERR_ARG, "the handle is NULL");
     memset(&h, 0, sizeof h);
     r = srng_attach_side(&h.s, region, region_size, &o, SRNG_OFF_CONSUMER_ID);
-    if (r != SHARED_RING_OK) return srng_attach_failed(c, sizeof *c, r);
+    if (r != SHARED_RING_OK) return r;
     rd = SRNG_LOAD(srng_u64_at(h.s.region, SRNG_OFF_READ_POS), acquire);
     w = SRNG_LOAD(srng_u64_at(h.s.region, SRNG_OFF_WRITE_POS), acquire);
     r = srng_positions_near(rd, w, h.s.capacity)
             ? SHARED_RING_OK
             : srng_refuse(SHARED_RING_ERR_CORRUPT, "the ring's positions are impossible");
-    r = srng_conclude_attach(&h.s, SRNG_OFF_CONSUMER_ID, r, c, sizeof *c);
+    r = srng_conclude_attach(&h.s, SRNG_OFF_CONSUMER_ID, r);
     if (r != SHARED_RING_OK) return r;
     h.read_pos = h.peek_pos = rd;
     h.write_cache = w;

@@ -2116,8 +2116,8 @@ TEST(a_sleeper_that_is_not_the_publishers_fenceless_peer_looks_again_every_slice
 /* ---- one handle per side ---------------------------------------------------- */
 
 TEST(a_second_handle_of_an_attached_side_in_the_same_process_is_busy) {
-    shared_ring_producer p2;
-    shared_ring_consumer c2;
+    shared_ring_producer p2 = { 0 }; /* a failed attach leaves it as it was */
+    shared_ring_consumer c2 = { 0 };
     seen s;
     setup(1024, 0);
     CHECK_EQ(shared_ring_attach_producer(&p2, region, region_bytes, NULL), SHARED_RING_ERR_BUSY);
