@@ -2568,6 +2568,14 @@ static int srng_owner_move(unsigned char *region, unsigned id_off, uint64_t from
 }
 
 #ifdef SRNG_HAVE_IDENTITY
+/* The identity block's fields beside the owner word: written only by the
+   process whose word it holds, after the word is its own. */
+static void srng_write_identity(unsigned char *region, unsigned id_off, const srng_process *me) {
+    SRNG_STORE(srng_u64_at(region, id_off + SRNG_ID_START), me->start, relaxed);
+    SRNG_STORE(srng_u64_at(region, id_off + SRNG_ID_NS), me->ns, relaxed);
+    SRNG_STORE(srng_u64_at(region, id_off + SRNG_ID_TIMENS), me->timens, relaxed);
+}
+
 /* Take the owner word at id_off for `want` (our identity, CLAIMING or
    FORMATTING): from FREE, from a word whose process is gone for certain,
    or, with take_back, from a word of this process; `judge` 0 takes any
@@ -2611,9 +2619,7 @@ static int srng_claim(unsigned char *region, unsigned id_off, uint32_t flags, in
                                 : "process %u holds the side (alive, or not known to be dead)",
                             live & SRNG_OWNER_PID, 0, 0);
     }
-    SRNG_STORE(srng_u64_at(region, id_off + SRNG_ID_START), me.start, relaxed);
-    SRNG_STORE(srng_u64_at(region, id_off + SRNG_ID_NS), me.ns, relaxed);
-    SRNG_STORE(srng_u64_at(region, id_off + SRNG_ID_TIMENS), me.timens, relaxed);
+    srng_write_identity(region, id_off, &me);
     *owner = mine;
 #else
     (void)region;
@@ -2663,9 +2669,10 @@ static unsigned srng_peer_id(const shared_ring_side *s) {
    the hot path cannot afford getpid. ERR_HANDLE with the reason, or OK. */
 static int srng_foreign(const shared_ring_side *s) {
 #ifdef SRNG_HAVE_IDENTITY
-    uint32_t pid = srng_getpid();
-    if (s->owner != 0 &&
-        (SRNG_CAST(uint32_t, s->owner) & SRNG_OWNER_PID) != (pid > SRNG_OWNER_PID ? SRNG_OWNER_PID : pid))
+    srng_process me;
+    if (s->owner == 0) return SHARED_RING_OK;
+    srng_self(&me); /* the pid as owner words record it */
+    if ((SRNG_CAST(uint32_t, s->owner) & SRNG_OWNER_PID) != me.pid)
         return srng_explain(SHARED_RING_ERR_HANDLE,
                             "process %u attached this handle; a forked child adopts it "
                             "(shared_ring_adopt_*) or attaches its own",
@@ -4858,13 +4865,14 @@ static int srng_adopt(shared_ring_side *s, unsigned id_off, unsigned own_sleep, 
     if (srng_foreign(s) == SHARED_RING_OK) return SHARED_RING_OK;
     srng_self(&me);
     mine = srng_owner_word(&me) | (s->owner & SRNG_OWNER_LOCKED);
-    SRNG_STORE(srng_u64_at(s->region, id_off + SRNG_ID_START), me.start, relaxed);
-    SRNG_STORE(srng_u64_at(s->region, id_off + SRNG_ID_NS), me.ns, relaxed);
-    SRNG_STORE(srng_u64_at(s->region, id_off + SRNG_ID_TIMENS), me.timens, relaxed);
     if (!srng_owner_move(s->region, id_off, s->owner, mine))
         return srng_refuse(SHARED_RING_ERR_BUSY,
                            "the side is no longer the attaching process's (detached, taken "
                            "over, or adopted)");
+    /* After the move, not before: a failed adopt must not write over the
+       block of whoever holds the side now. Until then a judge reads the
+       parent's namespaces, which fork gave the child too. */
+    srng_write_identity(s->region, id_off, &me);
     s->owner = mine;
     s->attach_id = srng_next_attach_id(s->region);
     s->barrier_peer = 0; /* choose again, for this process */
