@@ -1531,11 +1531,20 @@ enum {
     SRNG_OFF_PRODUCER_WAKE_POS = 528,
     SRNG_OFF_PRODUCER_FENCELESS_FOR = 536,
     SRNG_OFF_PRODUCER_BELLS = 544,
-    SRNG_OFF_PRODUCER_ID = 640, /* identity: owner, start time, pid namespace, attach id */
+    SRNG_OFF_PRODUCER_ID = 640, /* owner word, attach id, two identity slots */
     SRNG_OFF_CONSUMER_ID = 768
 };
-/* Offsets inside an identity block. */
-enum { SRNG_ID_OWNER = 0, SRNG_ID_START = 8, SRNG_ID_NS = 16, SRNG_ID_ATTACH = 24, SRNG_ID_TIMENS = 32 };
+/* Offsets inside a side's block: its owner word, its attach id, and two
+   identity slots. The holder of the word is named by one of them; a
+   process that moves the word to itself first writes its identity into
+   the other (see srng_take), so that it can be judged from the moment
+   the word is its own, even if it dies right after the move. */
+enum { SRNG_ID_OWNER = 0, SRNG_ID_ATTACH = 8, SRNG_ID_SLOT = 16, SRNG_SLOT_SIZE = 40, SRNG_ID_END = 96 };
+/* Offsets inside an identity slot: whose it is (the owner word's pid and
+   token), its start time and namespaces, and a check over the four, by
+   which a slot two claimers wrote at once is never taken for either's. */
+enum { SRNG_SLOT_WHO = 0, SRNG_SLOT_START = 8, SRNG_SLOT_NS = 16, SRNG_SLOT_TIMENS = 24,
+       SRNG_SLOT_CHECK = 32 };
 /* Each side's wait words sit in one order: sleeping, wait mode, and 24
    bytes on, fenceless_for, so a side's other wait words are found from its
    sleeping word (srng_beside): the waker finds the sleeper's mode next to
@@ -2512,6 +2521,31 @@ static uint64_t srng_owner_word(const srng_process *p) {
     return SRNG_CAST(uint64_t, token) << 32 | p->pid;
 }
 
+/* The check of an identity slot: never 0, so a zeroed slot is no one's. */
+static uint64_t srng_slot_check(uint64_t who, uint64_t start, uint64_t ns, uint64_t timens) {
+    return srng_mix(who ^ srng_mix(start ^ srng_mix(ns ^ srng_mix(timens)))) | 1u;
+}
+
+/* The identity of the process whose word is `owner`, from the slot of the
+   side's block at id_off that names it and passes its check: 1, or 0 when
+   none does (two claimers wrote one slot at once, and the winner died
+   before a judge could place it: it then counts alive). */
+static int srng_holder(const unsigned char *region, unsigned id_off, uint64_t owner,
+                       srng_process *out) {
+    unsigned slot;
+    for (slot = id_off + SRNG_ID_SLOT; slot < id_off + SRNG_ID_END; slot += SRNG_SLOT_SIZE) {
+        uint64_t who = SRNG_LOAD(SRNG_PUN(const srng_au64 *, region + slot + SRNG_SLOT_WHO), acquire);
+        if (who != srng_in_state(owner, 0)) continue;
+        out->start = srng_id_field(region, slot + SRNG_SLOT_START);
+        out->ns = srng_id_field(region, slot + SRNG_SLOT_NS);
+        out->timens = srng_id_field(region, slot + SRNG_SLOT_TIMENS);
+        if (srng_id_field(region, slot + SRNG_SLOT_CHECK) ==
+            srng_slot_check(who, out->start, out->ns, out->timens))
+            return 1;
+    }
+    return 0;
+}
+
 /* Is the process that wrote `owner` in the identity block at id_off
    alive? GONE only when the kernel says so for certain: its lock's byte
    free (when it took one and we have a descriptor, lock_fd), no such pid
@@ -2520,15 +2554,17 @@ static uint64_t srng_owner_word(const srng_process *p) {
    Everything else that cannot be judged is UNKNOWN, which counts alive. */
 static int srng_owner_status(const unsigned char *region, unsigned id_off, uint64_t owner,
                              int lock_fd) {
-    srng_process me, them;
+    srng_process me, them, holder;
     uint32_t pid = SRNG_CAST(uint32_t, owner) & SRNG_OWNER_PID;
     uint32_t token = SRNG_CAST(uint32_t, owner >> 32);
-    uint64_t ns = srng_id_field(region, id_off + SRNG_ID_NS), q;
+    uint64_t q;
     int r;
     if ((owner & SRNG_OWNER_LOCKED) != 0u && srng_lock_status(lock_fd, id_off) == SRNG_GONE)
         return SRNG_GONE;
     srng_self(&me);
-    if (ns == 0 || me.ns == 0 || ns != me.ns || pid == SRNG_OWNER_PID)
+    if (!srng_holder(region, id_off, owner, &holder))
+        return SRNG_UNKNOWN; /* no slot names it (yet): we cannot place it */
+    if (holder.ns == 0 || me.ns == 0 || holder.ns != me.ns || pid == SRNG_OWNER_PID)
         return SRNG_UNKNOWN; /* its pid is not ours to look up */
     /* Our own pid: this process, or one that had our pid and is gone. */
     if (pid == me.pid) return srng_same_owner(owner, srng_owner_word(&me)) ? SRNG_ALIVE : SRNG_GONE;
@@ -2543,8 +2579,7 @@ static int srng_owner_status(const unsigned char *region, unsigned id_off, uint6
         token == srng_start_token(q + 1u, them.boot))
         return SRNG_ALIVE;
     /* Start times read in two time namespaces cannot be compared. */
-    if (srng_id_field(region, id_off + SRNG_ID_TIMENS) != me.timens)
-        return SRNG_UNKNOWN;
+    if (holder.timens != me.timens) return SRNG_UNKNOWN;
     return SRNG_GONE; /* the pid was reused */
 }
 #endif
@@ -2570,10 +2605,23 @@ static int srng_owner_move(unsigned char *region, unsigned id_off, uint64_t from
 #ifdef SRNG_HAVE_IDENTITY
 /* The identity block's fields beside the owner word: written only by the
    process whose word it holds, after the word is its own. */
-static void srng_write_identity(unsigned char *region, unsigned id_off, const srng_process *me) {
-    SRNG_STORE(srng_u64_at(region, id_off + SRNG_ID_START), me->start, relaxed);
-    SRNG_STORE(srng_u64_at(region, id_off + SRNG_ID_NS), me->ns, relaxed);
-    SRNG_STORE(srng_u64_at(region, id_off + SRNG_ID_TIMENS), me->timens, relaxed);
+/* The identity slot a process about to move the word from `cur` to
+   itself writes: the one that does not name `cur` (whose holder, if it
+   is alive, is judged by the other). */
+static unsigned srng_free_slot(const unsigned char *region, unsigned id_off, uint64_t cur) {
+    uint64_t first = srng_id_field(region, id_off + SRNG_ID_SLOT + SRNG_SLOT_WHO);
+    return id_off + SRNG_ID_SLOT + (first == srng_in_state(cur, 0) ? SRNG_SLOT_SIZE : 0u);
+}
+
+static void srng_write_identity(unsigned char *region, unsigned slot, uint64_t owner,
+                                const srng_process *me) {
+    uint64_t who = srng_in_state(owner, 0);
+    SRNG_STORE(srng_u64_at(region, slot + SRNG_SLOT_START), me->start, relaxed);
+    SRNG_STORE(srng_u64_at(region, slot + SRNG_SLOT_NS), me->ns, relaxed);
+    SRNG_STORE(srng_u64_at(region, slot + SRNG_SLOT_TIMENS), me->timens, relaxed);
+    SRNG_STORE(srng_u64_at(region, slot + SRNG_SLOT_CHECK),
+               srng_slot_check(who, me->start, me->ns, me->timens), relaxed);
+    SRNG_STORE(srng_u64_at(region, slot + SRNG_SLOT_WHO), who, release);
 }
 
 /* Take the owner word at id_off for `want` (our identity, CLAIMING or
@@ -2581,8 +2629,9 @@ static void srng_write_identity(unsigned char *region, unsigned id_off, const sr
    or, with take_back, from a word of this process; `judge` 0 takes any
    word (a region that holds no ring of this layout: its words mean
    nothing). Returns 1 taken; 0 with the live word in the way in *live. */
-static int srng_take(unsigned char *region, unsigned id_off, uint64_t want, int take_back,
-                     int judge, int lock_fd, uint64_t *live) {
+static int srng_take(unsigned char *region, unsigned id_off, const srng_process *me, uint64_t want,
+                     int take_back, int judge, int lock_fd, uint64_t *live) {
+    srng_process holder;
     for (;;) {
         uint64_t cur = srng_owner_load(region, id_off);
         if (cur != 0 && judge && !(take_back && srng_same_owner(cur, want)) &&
@@ -2590,8 +2639,14 @@ static int srng_take(unsigned char *region, unsigned id_off, uint64_t want, int 
             *live = cur;
             return 0;
         }
-        if (srng_owner_move(region, id_off, cur, want)) return 1;
+        srng_write_identity(region, srng_free_slot(region, id_off, cur), want, me);
+        if (srng_owner_move(region, id_off, cur, want)) break;
     }
+    /* A rival that chose the same slot from the word it saw before ours
+       may have written over it: write it again. */
+    if (!srng_holder(region, id_off, want, &holder))
+        srng_write_identity(region, srng_free_slot(region, id_off, 0u), want, me);
+    return 1;
 }
 #endif
 
@@ -2608,7 +2663,8 @@ static int srng_claim(unsigned char *region, unsigned id_off, uint32_t flags, in
     uint64_t mine, live = 0;
     srng_self(&me);
     mine = srng_in_state(srng_owner_word(&me), SRNG_CLAIMING);
-    if (!srng_take(region, id_off, mine, (flags & SHARED_RING_TAKE_BACK) != 0u, 1, lock_fd, &live)) {
+    if (!srng_take(region, id_off, &me, mine, (flags & SHARED_RING_TAKE_BACK) != 0u, 1, lock_fd,
+                   &live)) {
         if ((SRNG_CAST(uint32_t, live) & SRNG_OWNER_STATE) == SRNG_FORMATTING)
             return srng_refuse(SHARED_RING_NOT_FORMATTED,
                                "a prepare holds the region for a moment (retry, or attach_*_wait)");
@@ -2619,7 +2675,6 @@ static int srng_claim(unsigned char *region, unsigned id_off, uint32_t flags, in
                                 : "process %u holds the side (alive, or not known to be dead)",
                             live & SRNG_OWNER_PID, 0, 0);
     }
-    srng_write_identity(region, id_off, &me);
     *owner = mine;
 #else
     (void)region;
@@ -2804,9 +2859,10 @@ static srng_au64 *srng_fenceless_for(srng_au32 *sleeping) {
    namespace could have our pid number: then no. */
 #if defined(SRNG_HAVE_IDENTITY) && defined(__linux__)
 static int srng_owned_by(const unsigned char *region, unsigned id_off, const srng_process *me) {
-    uint64_t ns = srng_id_field(region, id_off + SRNG_ID_NS);
-    return (SRNG_CAST(uint32_t, srng_id_field(region, id_off + SRNG_ID_OWNER)) & SRNG_OWNER_PID) == me->pid &&
-           ns != 0 && ns == me->ns;
+    uint64_t owner = srng_id_field(region, id_off + SRNG_ID_OWNER);
+    srng_process holder;
+    return (SRNG_CAST(uint32_t, owner) & SRNG_OWNER_PID) == me->pid &&
+           srng_holder(region, id_off, owner, &holder) && holder.ns != 0 && holder.ns == me->ns;
 }
 #endif
 
@@ -3425,6 +3481,14 @@ static uint64_t srng_new_ring_id(const void *region) {
 
 /* Write an empty ring's header. The identity owner words are left as they
    are: format clears them, prepare holds them marked until the end. */
+/* Clear a side's block [id_off, end) but its owner word and the identity
+   beside it: a prepare killed while formatting holds the word, and a
+   later one can judge it gone only from that identity. */
+static void srng_clear_side(unsigned char *r, unsigned id_off, unsigned end) {
+    SRNG_STORE(srng_u64_at(r, id_off + SRNG_ID_ATTACH), 0u, relaxed);
+    memset(r + id_off + SRNG_ID_END, 0, end - id_off - SRNG_ID_END);
+}
+
 static void srng_write_header(unsigned char *r, size_t capacity, size_t max_message) {
     /* Clear the magic first (an attach in progress sees "not formatted"),
        and keep that store ahead of the others. */
@@ -3432,8 +3496,8 @@ static void srng_write_header(unsigned char *r, size_t capacity, size_t max_mess
     SRNG_FENCE();
     SRNG_SCHED_POINT("format: magic cleared");
     memset(r + 4, 0, SRNG_OFF_PRODUCER_ID - 4u);
-    memset(r + SRNG_OFF_PRODUCER_ID + 8u, 0, SRNG_OFF_CONSUMER_ID - SRNG_OFF_PRODUCER_ID - 8u);
-    memset(r + SRNG_OFF_CONSUMER_ID + 8u, 0, SHARED_RING_HEADER_SIZE - SRNG_OFF_CONSUMER_ID - 8u);
+    srng_clear_side(r, SRNG_OFF_PRODUCER_ID, SRNG_OFF_CONSUMER_ID);
+    srng_clear_side(r, SRNG_OFF_CONSUMER_ID, SHARED_RING_HEADER_SIZE);
     srng_put32(r, SRNG_OFF_VERSION, SHARED_RING_LAYOUT_VERSION);
     srng_put64(r, SRNG_OFF_CAPACITY, capacity);
     srng_put32(r, SRNG_OFF_MAX_MESSAGE, SRNG_CAST(uint32_t, max_message));
@@ -3489,22 +3553,23 @@ static int srng_holds_stream(unsigned char *r, size_t region_size) {
 
 /* prepare's hold on the region: both owner words FORMATTING with our
    identity, taken in one order (producer, then consumer) from FREE or a
-   gone owner. Returns OK (both held), 1 (a live side: attached, or
-   attaching), or ERR_BUSY (a live prepare holds one: try again); on any
+   gone owner. Returns OK (both held), 1 (a live side attached), or
+   ERR_BUSY (a live prepare or attach holds one: try again); on any
    refusal the word already taken is given back, and since a FORMATTING
    word is never a peer, no reader sees it come and go. */
-static int srng_hold_for_format(unsigned char *r, uint64_t mark) {
+static int srng_hold_for_format(unsigned char *r, const srng_process *me, uint64_t mark) {
     uint32_t magic = SRNG_LOAD(srng_u32_at(r, SRNG_OFF_MAGIC), acquire);
     /* owner words of a region that holds no ring of this layout mean nothing */
     int judge = magic == 0u || (magic == SHARED_RING_MAGIC &&
                                 srng_get32(r, SRNG_OFF_VERSION) == SHARED_RING_LAYOUT_VERSION);
     uint64_t live = 0;
-    if (srng_take(r, SRNG_OFF_PRODUCER_ID, mark, 0, judge, -1, &live)) {
-        if (srng_take(r, SRNG_OFF_CONSUMER_ID, mark, 0, judge, -1, &live)) return SHARED_RING_OK;
+    if (srng_take(r, SRNG_OFF_PRODUCER_ID, me, mark, 0, judge, -1, &live)) {
+        if (srng_take(r, SRNG_OFF_CONSUMER_ID, me, mark, 0, judge, -1, &live)) return SHARED_RING_OK;
         (void)srng_owner_move(r, SRNG_OFF_PRODUCER_ID, mark, 0u);
     }
-    return (SRNG_CAST(uint32_t, live) & SRNG_OWNER_STATE) == SRNG_FORMATTING ? SHARED_RING_ERR_BUSY
-                                                                             : 1;
+    /* An attach in progress ends in a moment: attached (the ring is kept)
+       or refused (an unformatted region, which we must then format). */
+    return (SRNG_CAST(uint32_t, live) & SRNG_OWNER_STATE) != SRNG_ATTACHED ? SHARED_RING_ERR_BUSY : 1;
 }
 #endif
 
@@ -3520,9 +3585,9 @@ SHARED_RING_API int shared_ring_prepare(void *region, size_t region_size, size_t
         int tries;
         srng_self(&me);
         mark = srng_in_state(srng_owner_word(&me), SRNG_FORMATTING);
-        /* Another prepare holds the region for microseconds: wait for it
+        /* Another prepare or an attach holds a side for microseconds: wait for it
            (1 ms naps, at most a second), then judge the region again. */
-        for (tries = 0; (res = srng_hold_for_format(r, mark)) == SHARED_RING_ERR_BUSY; tries++) {
+        for (tries = 0; (res = srng_hold_for_format(r, &me, mark)) == SHARED_RING_ERR_BUSY; tries++) {
             if (tries == 1000)
                 return srng_refuse(SHARED_RING_ERR_BUSY,
                                    "another process has held the region for formatting for a "
@@ -4865,14 +4930,14 @@ static int srng_adopt(shared_ring_side *s, unsigned id_off, unsigned own_sleep, 
     if (srng_foreign(s) == SHARED_RING_OK) return SHARED_RING_OK;
     srng_self(&me);
     mine = srng_owner_word(&me) | (s->owner & SRNG_OWNER_LOCKED);
+    /* Our identity in the slot that does not name the attacher, before
+       the move (a judge of the new word finds it there): a failed adopt
+       writes over no identity of whoever holds the side now. */
+    srng_write_identity(s->region, srng_free_slot(s->region, id_off, s->owner), mine, &me);
     if (!srng_owner_move(s->region, id_off, s->owner, mine))
         return srng_refuse(SHARED_RING_ERR_BUSY,
                            "the side is no longer the attaching process's (detached, taken "
                            "over, or adopted)");
-    /* After the move, not before: a failed adopt must not write over the
-       block of whoever holds the side now. Until then a judge reads the
-       parent's namespaces, which fork gave the child too. */
-    srng_write_identity(s->region, id_off, &me);
     s->owner = mine;
     s->attach_id = srng_next_attach_id(s->region);
     s->barrier_peer = 0; /* choose again, for this process */
@@ -4905,11 +4970,15 @@ static void srng_owner_of(const unsigned char *region, unsigned id_off, shared_r
                           uint32_t *formatting) {
     uint64_t owner = SRNG_LOAD(SRNG_PUN(const srng_au64 *, region + id_off), acquire);
     out->pid = SRNG_CAST(uint32_t, owner) & SRNG_OWNER_PID;
-    out->start_time = srng_id_field(region, id_off + SRNG_ID_START);
+    out->start_time = 0;
     out->alive = -1;
     if ((SRNG_CAST(uint32_t, owner) & SRNG_OWNER_STATE) == SRNG_FORMATTING) *formatting = 1;
 #ifdef SRNG_HAVE_IDENTITY
-    if (owner != 0) out->alive = srng_owner_status(region, id_off, owner, -1);
+    if (owner != 0) {
+        srng_process holder;
+        if (srng_holder(region, id_off, owner, &holder)) out->start_time = holder.start;
+        out->alive = srng_owner_status(region, id_off, owner, -1);
+    }
 #endif
     if (owner == 0) out->alive = 0;
 }

@@ -3,8 +3,13 @@
    and a consumer C that both run the documented start-up (prepare, then
    attach, waiting while the region is not ready) in any order, and R,
    which restarts the producer once P died. P or C may die between any two
-   of their steps (one death per run). Each load and each compare-and-swap
-   of a control word is a step of its own.
+   of their steps (one death per run), also in the middle of a format: a
+   side still waiting to attach then runs prepare again (its wait times
+   out, as docs/processes.md tells). Each load and each compare-and-swap
+   of a control word is a step of its own. An attach refuses a region its
+   claim finds unformatted. The judge of a word is exact here; the real
+   one can count a dead claimer alive for good in one case (protocol.md,
+   "Identity slots"), which the model leaves out.
 
    Checked (assertions and end states):
    - no live side is judged gone (C says PEER_GONE only of a producer that
@@ -91,6 +96,7 @@ inline take(s, want, ok, live) {
 #define HOLDS_STREAM (magic && (rpos < wpos || (closed && !close_seen)))
 
 inline prepare() {
+    kept = false;
     do
     :: take(PROD, WORD(me, FORMATTING), ok, live);
        if
@@ -102,11 +108,16 @@ inline prepare() {
        :: else -> skip
        fi;
        if
-       :: STATE(live) == FORMATTING -> (STATE(owner[PROD]) != FORMATTING || !alive[PID(owner[PROD])]) &&
-                                       (STATE(owner[CONS]) != FORMATTING || !alive[PID(owner[CONS])])
-       :: else -> goto prepared   /* in use: left as it is */
+       /* a live prepare or attach in progress: wait until it ends */
+       :: STATE(live) != ATTACHED ->
+          (owner[PROD] == 0 || STATE(owner[PROD]) == ATTACHED || !alive[PID(owner[PROD])]) &&
+          (owner[CONS] == 0 || STATE(owner[CONS]) == ATTACHED || !alive[PID(owner[CONS])])
+       :: else -> kept = true; break /* in use: left as it is */
        fi
     od;
+    if
+    :: kept -> skip
+    :: else ->
 #ifdef OLD_DROP
     if :: true ->
 #else
@@ -119,13 +130,14 @@ inline prepare() {
            assert(rpos == wpos || !magic);
            magic = false
        };
+       maybe_die(); /* in the middle of a format: its words judge it dead */
        atomic { ring++; wpos = 0; rpos = 0; closed = false; close_seen = false; published = 0; delivered = 0 };
        magic = true
     :: else -> skip
     fi;
     owner[PROD] = FREE;
-    owner[CONS] = FREE;
-prepared: skip
+    owner[CONS] = FREE
+    fi
 }
 
 /* attach_*_wait as side s: wait while the region is not formatted or a
@@ -138,10 +150,16 @@ inline attach(s) {
 #endif
        take(s, WORD(me, CLAIMING), ok, live);
        if
-       :: ok -> break
+       :: ok && magic -> break
+       :: ok && !magic -> owner[s] = FREE /* formatted anew, or half: NOT_FORMATTED */
        :: else -> assert(STATE(live) == FORMATTING); /* start-up: no BUSY */
           (STATE(owner[s]) != FORMATTING || !alive[PID(owner[s])])
        fi
+    :: !magic && (STATE(owner[PROD]) != FORMATTING || !alive[PID(owner[PROD])]) &&
+                 (STATE(owner[CONS]) != FORMATTING || !alive[PID(owner[CONS])]) ->
+       /* the process formatting the region died in the middle: the
+          wait times out, and the start-up runs prepare again */
+       prepare()
     od;
 #ifdef OLD_RING
     /* the old attach compared the ring id it read before its claim */
@@ -160,7 +178,7 @@ inline detach(s) {
 
 proctype Producer(byte me) {
     byte cur, live, my_ring, side = PROD, i;
-    bool ok;
+    bool ok, kept;
     alive[me] = true;
     maybe_die();
     prepare();
@@ -198,7 +216,7 @@ end: (!alive[1] && !p_done);
 proctype Consumer() {
     byte me = 2, side = CONS, cur, live, my_ring, w, knew, polls;
     byte peer;      /* the owner word of the producer it knows (0: none) */
-    bool gone, told, ok;
+    bool gone, told, ok, kept;
     alive[me] = true;
     maybe_die();
     prepare();
