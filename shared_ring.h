@@ -177,14 +177,18 @@
                                         32-bit token of its start time
                                         (high 32); docs/protocol.md, "The
                                         lifecycle", has its transitions
-        648    8  producer  producer start  process start time
-        656    8  producer  producer pidns  pid namespace (Linux), or 0
-        664    8  producer  producer attach id  its number in `attaches`
-        672    8  producer  producer timens  time namespace (Linux), or 0
-        680   88  -         reserved, zero
-        768   40  consumer  consumer owner, start, pidns, attach id, timens:
-                                        as the producer's (its lock: byte 768)
-        808  216  -         reserved, zero
+        648    8  producer  producer attach id  its number in `attaches`
+        656   40  producer  identity slot 0  who (the owner word's pid and
+                                        token), start time, pid namespace
+                                        and time namespace (Linux, or 0),
+                                        and a check over the four; the
+                                        holder of the word is named by one
+                                        of the two slots (protocol.md)
+        696   40  producer  identity slot 1  as slot 0
+        736   32  -         reserved, zero
+        768   96  consumer  consumer owner, attach id, identity slots: as
+                                        the producer's (its lock: byte 768)
+        864  160  -         reserved, zero
        1024  cap  both      data area: records
 
    A record is an 8-byte header word followed by the payload, padded to 8
@@ -2115,8 +2119,9 @@ static void srng_wake(shared_ring_side *s, srng_au32 *word) {
     }
 }
 /* ---- process identity and liveness ----------------------------------------
-   Each side records who it is at attach, in a block of its own: an owner
-   word, the process's start time and, on Linux, its namespaces. The owner
+   Each side records who it is in a block of its own: an owner word and
+   two identity slots (the process's start time and, on Linux, its
+   namespaces; the word's holder is named by one of them). The owner
    word is the side's state machine (docs/protocol.md, "The lifecycle"):
    0 FREE, or the owner's pid (bits 0-28), LOCKED (bit 29: it holds its
    kernel lock), a state (bits 30-31: ATTACHED, CLAIMING: an attach in
@@ -2464,10 +2469,12 @@ static uint64_t srng_in_state(uint64_t owner, uint32_t state) {
     return (owner & ~SRNG_CAST(uint64_t, SRNG_OWNER_STATE | SRNG_OWNER_LOCKED)) | state;
 }
 
+#if defined(SRNG_HAVE_IDENTITY) || defined(SRNG_HAVE_BELLS)
 /* A 64-bit word of an identity block, read once. */
 static uint64_t srng_id_field(const unsigned char *region, unsigned off) {
     return SRNG_LOAD(SRNG_PUN(const srng_au64 *, region + off), relaxed);
 }
+#endif
 
 #ifdef SRNG_HAVE_IDENTITY
 /* This process: pid, start time, namespaces. Read once per process and
@@ -2603,14 +2610,12 @@ static int srng_owner_move(unsigned char *region, unsigned id_off, uint64_t from
 }
 
 #ifdef SRNG_HAVE_IDENTITY
-/* The identity block's fields beside the owner word: written only by the
-   process whose word it holds, after the word is its own. */
 /* The identity slot a process about to move the word from `cur` to
    itself writes: the one that does not name `cur` (whose holder, if it
    is alive, is judged by the other). */
 static unsigned srng_free_slot(const unsigned char *region, unsigned id_off, uint64_t cur) {
     uint64_t first = srng_id_field(region, id_off + SRNG_ID_SLOT + SRNG_SLOT_WHO);
-    return id_off + SRNG_ID_SLOT + (first == srng_in_state(cur, 0) ? SRNG_SLOT_SIZE : 0u);
+    return id_off + SRNG_ID_SLOT + (first == srng_in_state(cur, 0) ? SRNG_CAST(unsigned, SRNG_SLOT_SIZE) : 0u);
 }
 
 static void srng_write_identity(unsigned char *region, unsigned slot, uint64_t owner,
@@ -2624,6 +2629,18 @@ static void srng_write_identity(unsigned char *region, unsigned slot, uint64_t o
     SRNG_STORE(srng_u64_at(region, slot + SRNG_SLOT_WHO), who, release);
 }
 
+/* A rival that chose the same slot from a word it saw before our move
+   can write over our identity after it (it then fails its own move): a
+   holder looks whether a slot still names it, and writes it again if
+   not, right after its move and on its slow paths (attach's end, each
+   look at its peer), so a live holder is placed again within a wait. */
+static void srng_keep_placed(unsigned char *region, unsigned id_off, uint64_t owner,
+                             const srng_process *me) {
+    srng_process holder;
+    if (!srng_holder(region, id_off, owner, &holder))
+        srng_write_identity(region, srng_free_slot(region, id_off, 0u), owner, me);
+}
+
 /* Take the owner word at id_off for `want` (our identity, CLAIMING or
    FORMATTING): from FREE, from a word whose process is gone for certain,
    or, with take_back, from a word of this process; `judge` 0 takes any
@@ -2631,7 +2648,6 @@ static void srng_write_identity(unsigned char *region, unsigned slot, uint64_t o
    nothing). Returns 1 taken; 0 with the live word in the way in *live. */
 static int srng_take(unsigned char *region, unsigned id_off, const srng_process *me, uint64_t want,
                      int take_back, int judge, int lock_fd, uint64_t *live) {
-    srng_process holder;
     for (;;) {
         uint64_t cur = srng_owner_load(region, id_off);
         if (cur != 0 && judge && !(take_back && srng_same_owner(cur, want)) &&
@@ -2642,10 +2658,7 @@ static int srng_take(unsigned char *region, unsigned id_off, const srng_process 
         srng_write_identity(region, srng_free_slot(region, id_off, cur), want, me);
         if (srng_owner_move(region, id_off, cur, want)) break;
     }
-    /* A rival that chose the same slot from the word it saw before ours
-       may have written over it: write it again. */
-    if (!srng_holder(region, id_off, want, &holder))
-        srng_write_identity(region, srng_free_slot(region, id_off, 0u), want, me);
+    srng_keep_placed(region, id_off, want, me);
     return 1;
 }
 #endif
@@ -2686,6 +2699,19 @@ static int srng_claim(unsigned char *region, unsigned id_off, uint32_t flags, in
     return SHARED_RING_OK;
 }
 
+/* srng_keep_placed for a handle's own side at id_off (identities only). */
+static void srng_stay_placed(const shared_ring_side *s, unsigned id_off) {
+#ifdef SRNG_HAVE_IDENTITY
+    srng_process me;
+    if (s->owner == 0) return;
+    srng_self(&me);
+    srng_keep_placed(s->region, id_off, s->owner, &me);
+#else
+    (void)s;
+    (void)id_off;
+#endif
+}
+
 /* The end of an attach: CLAIMING -> ATTACHED (with LOCKED when the
    handle holds its kernel lock). release: a peer that sees the word sees
    the identity block written before it. ERR_BUSY if the word was taken
@@ -2698,6 +2724,7 @@ static int srng_attached(shared_ring_side *s, unsigned id_off) {
     if (!srng_owner_move(s->region, id_off, s->owner, attached))
         return srng_refuse(SHARED_RING_ERR_BUSY, "the side was taken while this attach ran");
     s->owner = attached;
+    srng_stay_placed(s, id_off);
     return SHARED_RING_OK;
 }
 
@@ -2785,6 +2812,7 @@ static int srng_watch_peer(shared_ring_side *s, uint64_t now) {
     owner = srng_owner_load(s->region, peer);
     srng_note_peer(s, owner, now);
     owner = s->peer_owner;
+    srng_stay_placed(s, peer == SRNG_OFF_PRODUCER_ID ? SRNG_OFF_CONSUMER_ID : SRNG_OFF_PRODUCER_ID);
     /* our own word: a peer in this process (another pid is judged below,
        ours with another token too: a dead process that had our pid) */
     if (s->owner == 0 || owner == 0 || srng_same_owner(owner, s->owner)) return 0;

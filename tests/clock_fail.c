@@ -67,8 +67,11 @@ static void timed_wait_ends_while(int *fault) {
     *fault = 1;
     CHECK_EQ(shared_ring_wait(&c, 50000000), SHARED_RING_TIMEOUT);
     *fault = 0;
+    /* margin: 50 ms expected, 5 s allowed (100x); whole seconds, so the
+       bound is 4-5 s: the time is one timed sleep, slowed by no emulator */
     CHECK(seconds_now() - start <= 5); /* inexact, but it ends */
     CHECK_EQ(shared_ring_consumer_stats(&c, &st), SHARED_RING_OK);
+    /* a lower bound: a slow machine only waits longer */
     CHECK(st.wait_ns >= 50000000);
 }
 
@@ -107,7 +110,12 @@ TEST(trailing_hold_off_ends_while_the_clock_stands_still) {
 }
 
 /* The waits below would never time out if they trusted a clock that stands
-   still: each counts its sleeps at their requested length instead. */
+   still: each counts its sleeps at their requested length instead.
+   Margins of every `seconds_now() - start <= N` here: each wait sleeps
+   about its timeout (50 ms) before it ends, 60-100x inside N (3 or 5 s,
+   read in whole seconds, so N-1 at least); the time is sleeps, and this
+   test runs natively only. What the bounds catch is a wait that never
+   ends. */
 
 TEST(timed_wait_ends_while_the_clock_stands_still) { timed_wait_ends_while(&clock_stands_still); }
 

@@ -127,7 +127,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t n) {
        process, or one in another pid namespace (ERR_BUSY: nothing to fuzz
        after that): keep it only for inputs that ask, so the rest reach the
        consumer's read paths. */
-    if (!(in[1] & 2u) && size >= 792) memset(region + 768, 0, 24);
+    if (!(in[1] & 2u) && size >= 864) memset(region + 768, 0, 96);
     r = shared_ring_attach_consumer(&c, region, size, NULL);
     if (!is_result(r)) abort();
     max = shared_ring_consumer_max_message(&c);

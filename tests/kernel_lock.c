@@ -135,7 +135,7 @@ TEST(two_locked_sides_of_one_process_still_publish_without_a_fence) {
     CHECK_EQ(shared_ring_attach_producer(&p, shm.region, shm.size, &o), SHARED_RING_OK);
     CHECK_EQ(lock_seen_at(768), F_WRLCK);
     memcpy(&fenceless_for, (unsigned char *)shm.region + 536, 8);
-    memcpy(&consumer_attach_id, (unsigned char *)shm.region + 792, 8);
+    memcpy(&consumer_attach_id, (unsigned char *)shm.region + 776, 8);
     if ((syscall(SYS_membarrier, 0, 0, 0) & (1 << 3)) == 0) /* QUERY: PRIVATE_EXPEDITED? */
         printf("  skipped the fence check: no membarrier here\n");
     else

@@ -21,6 +21,10 @@
 #define CAPACITY 4096u
 /* The issue's target is 100 ms; the bound checked leaves room for a
    loaded machine, and the time measured is printed. */
+/* margin: PEER_GONE comes within SRNG_LIVENESS_NS (50 ms) of the kill, ~21 ms
+   measured (p50); 1 s allowed (20x the interval). The interval is a timed
+   sleep; ASan (the slowest build that runs this) adds microseconds of work
+   to each look. */
 #define GONE_BOUND_MS 1000.0
 
 static unsigned char *region;
@@ -237,7 +241,7 @@ TEST(a_live_pid_with_another_start_time_is_a_reused_pid_and_taken_over) {
     live = child_attached_as(1);
     memcpy(&owner, region + 640, 8);
     owner ^= (uint64_t)1 << 40; /* same pid, another start-time token */
-    memcpy(region + 640, &owner, 8);
+    harness_fake_owner(region, 640, owner);
     CHECK_EQ(shared_ring_attach_producer(&p, region, size, NULL), SHARED_RING_OK);
     reap(live);
 }
@@ -245,13 +249,51 @@ TEST(a_live_pid_with_another_start_time_is_a_reused_pid_and_taken_over) {
 TEST(an_owner_in_another_pid_namespace_cannot_be_judged_and_is_left_alone) {
     shared_ring_producer p;
     shared_ring_owners o;
-    uint64_t owner = 0x7FFFFFF0u, ns = 12345; /* no such pid here, and another namespace */
+    srng_process them;
+    uint64_t owner = 0x7FFFFFF0u; /* no such pid here, and another namespace */
     fresh_region();
+    memset(&them, 0, sizeof them);
+    them.start = 1;
+    them.ns = 12345;
     memcpy(region + 640, &owner, 8);
-    memcpy(region + 656, &ns, 8);
+    srng_write_identity(region, SRNG_OFF_PRODUCER_ID + SRNG_ID_SLOT, owner, &them);
     CHECK_EQ(shared_ring_attach_producer(&p, region, size, NULL), SHARED_RING_ERR_BUSY);
     CHECK_EQ(shared_ring_owners_of(region, size, &o), SHARED_RING_OK);
     CHECK_EQ(o.producer.alive, -1);
+    CHECK_EQ(o.producer.start_time, 1); /* its slot was found: the namespace decided */
+}
+
+/* A word no identity slot names (its holder died between its move and
+   its slot, the case protocol.md's "Identity slots" describes) cannot be
+   placed: counted alive. */
+TEST(an_owner_no_identity_slot_names_cannot_be_judged_and_is_left_alone) {
+    shared_ring_producer p;
+    shared_ring_owners o;
+    srng_process them;
+    uint64_t owner = 0x7FFFFFF0u;
+    fresh_region();
+    memset(&them, 0, sizeof them);
+    srng_self(&them); /* a slot of our namespace, but naming another word */
+    srng_write_identity(region, SRNG_OFF_PRODUCER_ID + SRNG_ID_SLOT, owner + 1u, &them);
+    memcpy(region + 640, &owner, 8);
+    CHECK_EQ(shared_ring_attach_producer(&p, region, size, NULL), SHARED_RING_ERR_BUSY);
+    CHECK_EQ(shared_ring_owners_of(region, size, &o), SHARED_RING_OK);
+    CHECK_EQ(o.producer.alive, -1);
+}
+
+/* The same word with a slot of our namespace that names it: the pid is
+   looked up, found missing, and the side taken over. */
+TEST(an_owner_its_identity_slot_places_in_our_namespace_is_judged_gone) {
+    shared_ring_producer p;
+    srng_process them;
+    uint64_t owner = 0x7FFFFFF0u;
+    fresh_region();
+    memset(&them, 0, sizeof them);
+    srng_self(&them);
+    srng_write_identity(region, SRNG_OFF_PRODUCER_ID + SRNG_ID_SLOT + SRNG_SLOT_SIZE, owner, &them);
+    memcpy(region + 640, &owner, 8);
+    CHECK_EQ(shared_ring_attach_producer(&p, region, size, NULL), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_detach_producer(&p), SHARED_RING_OK);
 }
 
 TEST(detach_lets_another_process_attach_as_that_side) {
@@ -763,7 +805,7 @@ TEST(a_dead_owner_with_the_checkers_own_pid_is_gone) {
     memcpy(&owner, region + 640, 8);
     CHECK_EQ(shared_ring_detach_producer(&p), SHARED_RING_OK);
     owner ^= (uint64_t)1 << 40; /* our pid, another token: an earlier process */
-    memcpy(region + 640, &owner, 8);
+    harness_fake_owner(region, 640, owner);
     CHECK_EQ(shared_ring_attach_consumer(&c, region, size, NULL), SHARED_RING_OK);
     CHECK_EQ(shared_ring_read(&c, ignore, NULL, 2000000000u), SHARED_RING_PEER_GONE);
     CHECK_EQ(shared_ring_attach_producer(&p, region, size, NULL), SHARED_RING_OK); /* taken over */
@@ -887,6 +929,8 @@ int main(int argc, char **argv) {
     RUN(a_dead_consumers_side_is_taken_over);
     RUN(a_live_pid_with_another_start_time_is_a_reused_pid_and_taken_over);
     RUN(an_owner_in_another_pid_namespace_cannot_be_judged_and_is_left_alone);
+    RUN(an_owner_no_identity_slot_names_cannot_be_judged_and_is_left_alone);
+    RUN(an_owner_its_identity_slot_places_in_our_namespace_is_judged_gone);
     RUN(detach_lets_another_process_attach_as_that_side);
     RUN(prepare_keeps_a_closed_stream_until_a_consumer_has_read_it);
     RUN(prepare_keeps_an_empty_closed_stream_until_a_consumer_has_seen_its_end);

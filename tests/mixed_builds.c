@@ -16,6 +16,9 @@
 
 #define CAPACITY 256u
 #define TIMEOUT_NS 5000000000ull     /* what a lost wake-up would cost */
+/* margin: a wake-up takes microseconds; 100 ms allowed (1000x), and a lost
+   one costs TIMEOUT_NS (5 s, 50x the bound): under ASan (the slowest build
+   that runs this) the wake path is microseconds of work still. */
 #define WOKEN_WITHIN_NS 100000000ull /* what we require instead */
 
 static const ring_build default_build = { "default", shared_ring_attach_producer,

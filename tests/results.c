@@ -523,14 +523,14 @@ static void reattach_consumer_with_hooks(void) {
     CHECK_EQ(shared_ring_attach_consumer(&cons, region, sizeof region, &o), SHARED_RING_OK);
 }
 
-/* The producer's identity block names a process that has exited. */
+/* The producer's owner word names a process that has exited: a child
+   that adopted the producer's handle, then died. */
 static void producer_process_died(void) {
     pid_t child = harness_fork();
-    uint64_t owner;
-    if (child == 0) _exit(0);
-    waitpid(child, NULL, 0);
-    owner = (uint64_t)(uint32_t)child;
-    memcpy(region + 640, &owner, 8);
+    int status = -1;
+    if (child == 0) _exit(shared_ring_adopt_producer(&prod) == SHARED_RING_OK ? 0 : 1);
+    waitpid(child, &status, 0);
+    if (status != 0) abort();
 }
 
 static int run_consumer_call(enum consumer_state st, const consumer_call *call) {

@@ -303,7 +303,7 @@ int main(int argc, char **argv) {
            about) if the answerer's fenceless_for names the consumer. */
         uint64_t fenceless_for, consumer_id;
         memcpy(&fenceless_for, w.answer_mem + 536, 8);
-        memcpy(&consumer_id, w.answer_mem + 792, 8);
+        memcpy(&consumer_id, w.answer_mem + 776, 8);
         printf("wakeup_hole: answers published without a fence: %s\n",
                fenceless_for == consumer_id ? "yes (the sleeper's barrier covers them)"
                                             : "no (fenced)");

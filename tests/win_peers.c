@@ -12,6 +12,8 @@
 #include <stdlib.h>
 
 #define CAPACITY 4096u
+/* margin: PEER_GONE within the 50 ms liveness interval; 1 s allowed (20x),
+   under wine too: the interval is a timed sleep */
 #define GONE_BOUND_MS 1000.0
 
 static char self_path[MAX_PATH];
