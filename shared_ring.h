@@ -178,17 +178,15 @@
                                         (high 32); docs/protocol.md, "The
                                         lifecycle", has its transitions
         648    8  producer  producer attach id  its number in `attaches`
-        656   40  producer  identity slot 0  who (the owner word's pid and
+        656   40  producer  identity slot  who (the owner word's pid and
                                         token), start time, pid namespace
                                         and time namespace (Linux, or 0),
-                                        and a check over the four; the
-                                        holder of the word is named by one
-                                        of the two slots (protocol.md)
-        696   40  producer  identity slot 1  as slot 0
-        736   32  -         reserved, zero
-        768   96  consumer  consumer owner, attach id, identity slots: as
+                                        and a check over the four; written
+                                        by the word's holder after its move
+        696   72  -         reserved, zero
+        768   56  consumer  consumer owner, attach id, identity slot: as
                                         the producer's (its lock: byte 768)
-        864  160  -         reserved, zero
+        824  200  -         reserved, zero
        1024  cap  both      data area: records
 
    A record is an 8-byte header word followed by the payload, padded to 8
@@ -1538,15 +1536,15 @@ enum {
     SRNG_OFF_PRODUCER_ID = 640, /* owner word, attach id, two identity slots */
     SRNG_OFF_CONSUMER_ID = 768
 };
-/* Offsets inside a side's block: its owner word, its attach id, and two
-   identity slots. The holder of the word is named by one of them; a
-   process that moves the word to itself first writes its identity into
-   the other (see srng_take), so that it can be judged from the moment
-   the word is its own, even if it dies right after the move. */
-enum { SRNG_ID_OWNER = 0, SRNG_ID_ATTACH = 8, SRNG_ID_SLOT = 16, SRNG_SLOT_SIZE = 40, SRNG_ID_END = 96 };
-/* Offsets inside an identity slot: whose it is (the owner word's pid and
-   token), its start time and namespaces, and a check over the four, by
-   which a slot two claimers wrote at once is never taken for either's. */
+/* Offsets inside a side's block: its owner word, its attach id, and the
+   identity of the word's holder, written by the holder right after its
+   move (no one else writes it: a write before the move could land over
+   the identity of a rival that moved first). */
+enum { SRNG_ID_OWNER = 0, SRNG_ID_ATTACH = 8, SRNG_ID_SLOT = 16, SRNG_ID_END = 56 };
+/* Offsets inside the identity slot: whose it is (the owner word's pid and
+   token), its start time and namespaces, and a check over the four: a
+   slot that names another word (a former holder's, or none yet) is never
+   taken for the holder's. */
 enum { SRNG_SLOT_WHO = 0, SRNG_SLOT_START = 8, SRNG_SLOT_NS = 16, SRNG_SLOT_TIMENS = 24,
        SRNG_SLOT_CHECK = 32 };
 /* Each side's wait words sit in one order: sleeping, wait mode, and 24
@@ -2120,8 +2118,8 @@ static void srng_wake(shared_ring_side *s, srng_au32 *word) {
 }
 /* ---- process identity and liveness ----------------------------------------
    Each side records who it is in a block of its own: an owner word and
-   two identity slots (the process's start time and, on Linux, its
-   namespaces; the word's holder is named by one of them). The owner
+   an identity slot (the process's start time and, on Linux, its
+   namespaces, and whose word they are). The owner
    word is the side's state machine (docs/protocol.md, "The lifecycle"):
    0 FREE, or the owner's pid (bits 0-28), LOCKED (bit 29: it holds its
    kernel lock), a state (bits 30-31: ATTACHED, CLAIMING: an attach in
@@ -2533,24 +2531,20 @@ static uint64_t srng_slot_check(uint64_t who, uint64_t start, uint64_t ns, uint6
     return srng_mix(who ^ srng_mix(start ^ srng_mix(ns ^ srng_mix(timens)))) | 1u;
 }
 
-/* The identity of the process whose word is `owner`, from the slot of the
-   side's block at id_off that names it and passes its check: 1, or 0 when
-   none does (two claimers wrote one slot at once, and the winner died
-   before a judge could place it: it then counts alive). */
+/* The identity of the process whose word is `owner`, from the side's
+   identity slot if it names that word and passes its check: 1, or 0 (its
+   holder has not written it yet, or died before it could: it then counts
+   alive, see docs/protocol.md, "The identity slot"). */
 static int srng_holder(const unsigned char *region, unsigned id_off, uint64_t owner,
                        srng_process *out) {
-    unsigned slot;
-    for (slot = id_off + SRNG_ID_SLOT; slot < id_off + SRNG_ID_END; slot += SRNG_SLOT_SIZE) {
-        uint64_t who = SRNG_LOAD(SRNG_PUN(const srng_au64 *, region + slot + SRNG_SLOT_WHO), acquire);
-        if (who != srng_in_state(owner, 0)) continue;
-        out->start = srng_id_field(region, slot + SRNG_SLOT_START);
-        out->ns = srng_id_field(region, slot + SRNG_SLOT_NS);
-        out->timens = srng_id_field(region, slot + SRNG_SLOT_TIMENS);
-        if (srng_id_field(region, slot + SRNG_SLOT_CHECK) ==
-            srng_slot_check(who, out->start, out->ns, out->timens))
-            return 1;
-    }
-    return 0;
+    unsigned slot = id_off + SRNG_ID_SLOT;
+    uint64_t who = SRNG_LOAD(SRNG_PUN(const srng_au64 *, region + slot + SRNG_SLOT_WHO), acquire);
+    if (who != srng_in_state(owner, 0)) return 0;
+    out->start = srng_id_field(region, slot + SRNG_SLOT_START);
+    out->ns = srng_id_field(region, slot + SRNG_SLOT_NS);
+    out->timens = srng_id_field(region, slot + SRNG_SLOT_TIMENS);
+    return srng_id_field(region, slot + SRNG_SLOT_CHECK) ==
+           srng_slot_check(who, out->start, out->ns, out->timens);
 }
 
 /* Is the process that wrote `owner` in the identity block at id_off
@@ -2610,35 +2604,18 @@ static int srng_owner_move(unsigned char *region, unsigned id_off, uint64_t from
 }
 
 #ifdef SRNG_HAVE_IDENTITY
-/* The identity slot a process about to move the word from `cur` to
-   itself writes: the one that does not name `cur` (whose holder, if it
-   is alive, is judged by the other). */
-static unsigned srng_free_slot(const unsigned char *region, unsigned id_off, uint64_t cur) {
-    uint64_t first = srng_id_field(region, id_off + SRNG_ID_SLOT + SRNG_SLOT_WHO);
-    return id_off + SRNG_ID_SLOT + (first == srng_in_state(cur, 0) ? SRNG_CAST(unsigned, SRNG_SLOT_SIZE) : 0u);
-}
-
-static void srng_write_identity(unsigned char *region, unsigned slot, uint64_t owner,
+/* The identity slot of the side at id_off, by the holder of its word
+   `owner` only, right after its move. */
+static void srng_write_identity(unsigned char *region, unsigned id_off, uint64_t owner,
                                 const srng_process *me) {
     uint64_t who = srng_in_state(owner, 0);
+    unsigned slot = id_off + SRNG_ID_SLOT;
     SRNG_STORE(srng_u64_at(region, slot + SRNG_SLOT_START), me->start, relaxed);
     SRNG_STORE(srng_u64_at(region, slot + SRNG_SLOT_NS), me->ns, relaxed);
     SRNG_STORE(srng_u64_at(region, slot + SRNG_SLOT_TIMENS), me->timens, relaxed);
     SRNG_STORE(srng_u64_at(region, slot + SRNG_SLOT_CHECK),
                srng_slot_check(who, me->start, me->ns, me->timens), relaxed);
     SRNG_STORE(srng_u64_at(region, slot + SRNG_SLOT_WHO), who, release);
-}
-
-/* A rival that chose the same slot from a word it saw before our move
-   can write over our identity after it (it then fails its own move): a
-   holder looks whether a slot still names it, and writes it again if
-   not, right after its move and on its slow paths (attach's end, each
-   look at its peer), so a live holder is placed again within a wait. */
-static void srng_keep_placed(unsigned char *region, unsigned id_off, uint64_t owner,
-                             const srng_process *me) {
-    srng_process holder;
-    if (!srng_holder(region, id_off, owner, &holder))
-        srng_write_identity(region, srng_free_slot(region, id_off, 0u), owner, me);
 }
 
 /* Take the owner word at id_off for `want` (our identity, CLAIMING or
@@ -2655,10 +2632,9 @@ static int srng_take(unsigned char *region, unsigned id_off, const srng_process 
             *live = cur;
             return 0;
         }
-        srng_write_identity(region, srng_free_slot(region, id_off, cur), want, me);
         if (srng_owner_move(region, id_off, cur, want)) break;
     }
-    srng_keep_placed(region, id_off, want, me);
+    srng_write_identity(region, id_off, want, me); /* ours now */
     return 1;
 }
 #endif
@@ -2699,19 +2675,6 @@ static int srng_claim(unsigned char *region, unsigned id_off, uint32_t flags, in
     return SHARED_RING_OK;
 }
 
-/* srng_keep_placed for a handle's own side at id_off (identities only). */
-static void srng_stay_placed(const shared_ring_side *s, unsigned id_off) {
-#ifdef SRNG_HAVE_IDENTITY
-    srng_process me;
-    if (s->owner == 0) return;
-    srng_self(&me);
-    srng_keep_placed(s->region, id_off, s->owner, &me);
-#else
-    (void)s;
-    (void)id_off;
-#endif
-}
-
 /* The end of an attach: CLAIMING -> ATTACHED (with LOCKED when the
    handle holds its kernel lock). release: a peer that sees the word sees
    the identity block written before it. ERR_BUSY if the word was taken
@@ -2724,7 +2687,6 @@ static int srng_attached(shared_ring_side *s, unsigned id_off) {
     if (!srng_owner_move(s->region, id_off, s->owner, attached))
         return srng_refuse(SHARED_RING_ERR_BUSY, "the side was taken while this attach ran");
     s->owner = attached;
-    srng_stay_placed(s, id_off);
     return SHARED_RING_OK;
 }
 
@@ -2812,7 +2774,6 @@ static int srng_watch_peer(shared_ring_side *s, uint64_t now) {
     owner = srng_owner_load(s->region, peer);
     srng_note_peer(s, owner, now);
     owner = s->peer_owner;
-    srng_stay_placed(s, peer == SRNG_OFF_PRODUCER_ID ? SRNG_OFF_CONSUMER_ID : SRNG_OFF_PRODUCER_ID);
     /* our own word: a peer in this process (another pid is judged below,
        ours with another token too: a dead process that had our pid) */
     if (s->owner == 0 || owner == 0 || srng_same_owner(owner, s->owner)) return 0;
@@ -4958,14 +4919,13 @@ static int srng_adopt(shared_ring_side *s, unsigned id_off, unsigned own_sleep, 
     if (srng_foreign(s) == SHARED_RING_OK) return SHARED_RING_OK;
     srng_self(&me);
     mine = srng_owner_word(&me) | (s->owner & SRNG_OWNER_LOCKED);
-    /* Our identity in the slot that does not name the attacher, before
-       the move (a judge of the new word finds it there): a failed adopt
-       writes over no identity of whoever holds the side now. */
-    srng_write_identity(s->region, srng_free_slot(s->region, id_off, s->owner), mine, &me);
     if (!srng_owner_move(s->region, id_off, s->owner, mine))
         return srng_refuse(SHARED_RING_ERR_BUSY,
                            "the side is no longer the attaching process's (detached, taken "
                            "over, or adopted)");
+    /* After the move, not before: a failed adopt must not write over the
+       identity of whoever holds the side now. */
+    srng_write_identity(s->region, id_off, mine, &me);
     s->owner = mine;
     s->attach_id = srng_next_attach_id(s->region);
     s->barrier_peer = 0; /* choose again, for this process */

@@ -73,7 +73,7 @@ static inline pid_t harness_fork(void) {
 static inline void harness_fake_owner(unsigned char *region, unsigned id_off, uint64_t owner) {
     srng_process us;
     srng_self(&us);
-    srng_write_identity(region, id_off + SRNG_ID_SLOT, owner, &us);
+    srng_write_identity(region, id_off, owner, &us);
     memcpy(region + id_off, &owner, 8);
 }
 #endif

@@ -256,16 +256,16 @@ TEST(an_owner_in_another_pid_namespace_cannot_be_judged_and_is_left_alone) {
     them.start = 1;
     them.ns = 12345;
     memcpy(region + 640, &owner, 8);
-    srng_write_identity(region, SRNG_OFF_PRODUCER_ID + SRNG_ID_SLOT, owner, &them);
+    srng_write_identity(region, SRNG_OFF_PRODUCER_ID, owner, &them);
     CHECK_EQ(shared_ring_attach_producer(&p, region, size, NULL), SHARED_RING_ERR_BUSY);
     CHECK_EQ(shared_ring_owners_of(region, size, &o), SHARED_RING_OK);
     CHECK_EQ(o.producer.alive, -1);
     CHECK_EQ(o.producer.start_time, 1); /* its slot was found: the namespace decided */
 }
 
-/* A word no identity slot names (its holder died between its move and
-   its slot, the case protocol.md's "Identity slots" describes) cannot be
-   placed: counted alive. */
+/* A word its identity slot does not name (its holder died between its
+   move and its slot, the case protocol.md's "The identity slot"
+   describes) cannot be placed: counted alive. */
 TEST(an_owner_no_identity_slot_names_cannot_be_judged_and_is_left_alone) {
     shared_ring_producer p;
     shared_ring_owners o;
@@ -274,7 +274,7 @@ TEST(an_owner_no_identity_slot_names_cannot_be_judged_and_is_left_alone) {
     fresh_region();
     memset(&them, 0, sizeof them);
     srng_self(&them); /* a slot of our namespace, but naming another word */
-    srng_write_identity(region, SRNG_OFF_PRODUCER_ID + SRNG_ID_SLOT, owner + 1u, &them);
+    srng_write_identity(region, SRNG_OFF_PRODUCER_ID, owner + 1u, &them);
     memcpy(region + 640, &owner, 8);
     CHECK_EQ(shared_ring_attach_producer(&p, region, size, NULL), SHARED_RING_ERR_BUSY);
     CHECK_EQ(shared_ring_owners_of(region, size, &o), SHARED_RING_OK);
@@ -290,7 +290,7 @@ TEST(an_owner_its_identity_slot_places_in_our_namespace_is_judged_gone) {
     fresh_region();
     memset(&them, 0, sizeof them);
     srng_self(&them);
-    srng_write_identity(region, SRNG_OFF_PRODUCER_ID + SRNG_ID_SLOT + SRNG_SLOT_SIZE, owner, &them);
+    srng_write_identity(region, SRNG_OFF_PRODUCER_ID, owner, &them);
     memcpy(region + 640, &owner, 8);
     CHECK_EQ(shared_ring_attach_producer(&p, region, size, NULL), SHARED_RING_OK);
     CHECK_EQ(shared_ring_detach_producer(&p), SHARED_RING_OK);

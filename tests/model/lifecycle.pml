@@ -8,8 +8,9 @@
    out, as docs/processes.md tells). Each load and each compare-and-swap
    of a control word is a step of its own. An attach refuses a region its
    claim finds unformatted. The judge of a word is exact here; the real
-   one can count a dead claimer alive for good in one case (protocol.md,
-   "Identity slots"), which the model leaves out.
+   one counts a process killed between its move and its identity slot
+   alive for good (protocol.md, "The identity slot"), which the model
+   leaves out.
 
    Checked (assertions and end states):
    - no live side is judged gone (C says PEER_GONE only of a producer that
