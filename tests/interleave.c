@@ -295,6 +295,7 @@ static int open_big(void) { return open_and_touch(SHM_BIG); }
 static int open_small(void) { return open_and_touch(SHM_SMALL); }
 static void fresh_shm_name(void) {
     static unsigned n;
+    if (shm_name[0] != '\0') shared_ring_shm_unlink(shm_name); /* the last run's */
     snprintf(shm_name, sizeof shm_name, "/shared_ring_interleave_%d_%u", (int)getpid(), n++);
     shared_ring_shm_unlink(shm_name);
 }
@@ -771,6 +772,7 @@ int main(int argc, char **argv) {
     RUN(two_programs_started_together_both_attach_and_the_stream_arrives_whole);
     RUN(two_programs_started_together_both_attach_with_the_stream_open);
     RUN(two_openers_sizing_one_object_never_shrink_it_under_a_mapping);
+    shared_ring_shm_unlink(shm_name);
     RUN(a_producer_killed_at_any_point_is_taken_over_and_nothing_it_published_is_lost);
     RUN(a_consumer_killed_at_any_point_is_taken_over_and_the_next_one_reads_on);
     return harness_summary("interleave");
