@@ -1378,8 +1378,9 @@ static inline int srng_read_some_fast(shared_ring_consumer *c, shared_ring_read_
     left = c->s.capacity - off;                     /* to the end of the lap */
     limit_left = c->read_pos + c->s.capacity - pos; /* to a capacity past read_pos */
     if (limit_left < left) left = limit_left;
-    /* a record takes at least 16 bytes: fewer than INT_MAX of them fit */
-    if (left > SRNG_CAST(uint64_t, INT_MAX) * 16u) left = SRNG_CAST(uint64_t, INT_MAX) * 16u;
+    /* a record takes at least 8 bytes (an empty message is its header
+       alone): fewer than INT_MAX of them fit, as in the out-of-line reader */
+    if (left > SRNG_CAST(uint64_t, INT_MAX) * 8u) left = SRNG_CAST(uint64_t, INT_MAX) * 8u;
     largest = c->s.stats.largest;
     c->s.open = 0; /* in a callback: calls on this handle say ERR_STATE */
     c->s.busy = 1;
@@ -1424,9 +1425,11 @@ static inline int srng_read_some_fast(shared_ring_consumer *c, shared_ring_read_
     return count;
 }
 
-/* Not where the implementation is compiled: there the compiler sees the
-   whole of each call and inlines what pays. */
-#if !defined(SHARED_RING_NO_INLINE) && !defined(SHARED_RING_IMPLEMENTATION)
+/* In every file, the implementation's too: a single-file program (the
+   quick starts) would otherwise call the whole out-of-line function, which
+   the compiler does not inline (283 instructions a message at gcc -O2, not
+   ~200; bench/instructions.sh). */
+#if !defined(SHARED_RING_NO_INLINE)
 #define shared_ring_write_bytes(p, data, len, timeout_ns) \
     srng_write_bytes_fast(p, data, len, timeout_ns)
 #define shared_ring_read_some(c, fn, user) srng_read_some_fast(c, fn, user)
@@ -3733,7 +3736,14 @@ SHARED_RING_API int shared_ring_attach_consumer_wait(shared_ring_consumer *c, vo
 
 /* ---- producer ------------------------------------------------------------ */
 
-static int srng_producer_ok(const shared_ring_producer *p) {
+/* The refusal stays out of line, behind a test of the usual case: a
+   function that always calls a cold one is compiled cold itself (for
+   size, with the slower fence), and commit, abort, cork, uncork and flush
+   are common paths. */
+SRNG_INLINE int srng_producer_ok(const shared_ring_producer *p) {
+    if (SRNG_LIKELY(p != SRNG_NULL) && SRNG_LIKELY(p->s.magic == SRNG_PRODUCER_MAGIC) &&
+        SRNG_LIKELY((p->s.busy | p->s.broken) == 0))
+        return SHARED_RING_OK;
     return srng_refusal(p != SRNG_NULL ? &p->s : SRNG_NULL, SRNG_PRODUCER_MAGIC);
 }
 
@@ -4058,7 +4068,7 @@ SHARED_RING_API int shared_ring_close(shared_ring_producer *p) {
 
 /* ---- consumer ------------------------------------------------------------ */
 
-static int srng_consumer_ok(const shared_ring_consumer *c) {
+SRNG_INLINE int srng_consumer_ok(const shared_ring_consumer *c) {
     if (SRNG_LIKELY(c != SRNG_NULL) && SRNG_LIKELY(c->s.open == SRNG_CONSUMER_MAGIC))
         return SHARED_RING_OK;
     return srng_refusal(c != SRNG_NULL ? &c->s : SRNG_NULL, SRNG_CONSUMER_MAGIC);
@@ -4516,7 +4526,7 @@ SHARED_RING_API int shared_ring_arm(shared_ring_consumer *c) {
 }
 
 SHARED_RING_API int shared_ring_release(shared_ring_consumer *c) {
-    int released, r = srng_refusal(c != SRNG_NULL ? &c->s : SRNG_NULL, SRNG_CONSUMER_MAGIC);
+    int released, r = srng_consumer_ok(c);
     /* Releasing what was already handed out stays allowed on a broken ring. */
     if (r != SHARED_RING_OK && r != SHARED_RING_ERR_CORRUPT) return r;
     released = c->peeked > INT_MAX ? INT_MAX : SRNG_CAST(int, c->peeked);

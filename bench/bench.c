@@ -118,6 +118,15 @@ static double median(const double *v, int n) {
     return n % 2 ? tmp[n / 2] : (tmp[n / 2 - 1] + tmp[n / 2]) / 2;
 }
 
+/* The q-quantile (0..1) of n values, nearest rank. */
+static double quantile(const double *v, int n, double q) {
+    double tmp[MAX_REPS];
+    int k = (int)(q * (n - 1) + 0.5);
+    memcpy(tmp, v, (size_t)n * sizeof *v);
+    qsort(tmp, (size_t)n, sizeof *tmp, cmp_double);
+    return tmp[k];
+}
+
 static double min_of(const double *v, int n) {
     double m = v[0];
     for (int i = 1; i < n; i++) m = v[i] < m ? v[i] : m;
@@ -222,7 +231,7 @@ static void check_copy(checker *k, const void *data, size_t len) {
 
 /* ---- shared ring variants --------------------------------------------------------- */
 
-typedef enum { WRITE_BUFFER, WRITE_STRING, WRITE_CORKED } write_kind;
+typedef enum { WRITE_BUFFER, WRITE_STRING, WRITE_CORKED, WRITE_CLAIMED } write_kind;
 typedef struct shared_pair {
     pair base;
     write_kind kind;
@@ -247,10 +256,17 @@ static void *shared_producer(void *arg) {
         for (int i = 0; i < batch; i++, seq++) {
             const char *text = src.text[source];
             source = next_source(source);
-            if (sp->kind == WRITE_STRING)
+            if (sp->kind == WRITE_STRING) {
                 shared_ring_write_str(&p, text, SHARED_RING_FOREVER);
-            else
+            } else if (sp->kind == WRITE_CLAIMED) { /* zero-copy: the same bytes, built in place */
+                void *dst;
+                if (shared_ring_claim(&p, w->size, &dst, SHARED_RING_FOREVER) == SHARED_RING_OK) {
+                    memcpy(dst, text, w->size);
+                    shared_ring_commit(&p, w->size);
+                }
+            } else {
                 shared_ring_write_bytes(&p, text, w->size, SHARED_RING_FOREVER);
+            }
         }
         if (sp->kind == WRITE_CORKED) shared_ring_uncork(&p);
         if ((seq & 255u) < (uint64_t)batch && now_s() >= w->deadline) break;
@@ -316,6 +332,9 @@ static sample run_shared_string(const config *c, size_t s) {
 static sample run_shared_corked(const config *c, size_t s) {
     return run_shared(c, s, WRITE_CORKED);
 }
+static sample run_shared_claimed(const config *c, size_t s) {
+    return run_shared(c, s, WRITE_CLAIMED);
+}
 
 /* ---- between two processes ------------------------------------------------------
    shared-buffer with the producer in a forked child, over a MAP_SHARED
@@ -324,7 +343,7 @@ static sample run_shared_corked(const config *c, size_t s) {
    shared-process ÷ shared-buffer is what that fence costs. */
 static void *process_region;
 
-static sample run_shared_process(const config *cfg, size_t size) {
+static sample run_process(const config *cfg, size_t size, write_kind kind) {
     shared_pair *sp = mmap(NULL, sizeof *sp, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
                            -1, 0);
     sample out;
@@ -332,7 +351,7 @@ static sample run_shared_process(const config *cfg, size_t size) {
     memset(&out, 0, sizeof out);
     if (sp == MAP_FAILED) return out;
     memset(sp, 0, sizeof *sp);
-    sp->kind = WRITE_BUFFER;
+    sp->kind = kind;
     sp->base.cfg = cfg;
     sp->base.size = size;
     sp->base.region = process_region;
@@ -354,6 +373,13 @@ static sample run_shared_process(const config *cfg, size_t size) {
     }
     munmap(sp, sizeof *sp);
     return out;
+}
+
+static sample run_shared_process(const config *c, size_t s) {
+    return run_process(c, s, WRITE_BUFFER);
+}
+static sample run_process_claimed(const config *c, size_t s) {
+    return run_process(c, s, WRITE_CLAIMED);
 }
 
 /* ---- many producers, one consumer ---------------------------------------------------
@@ -1336,9 +1362,11 @@ static const variant variants[] = {
     { "ceiling", run_ceiling, 1 },
     { "many-rings", run_many_rings, 0 },       { "mutex-queue", run_mutex_queue, 0 },
     { "shared-process", run_shared_process, 0 },
+    { "shared-claim", run_shared_claimed, 0 },   { "process-claim", run_process_claimed, 0 },
 };
 #define NVARIANTS ((int)(sizeof variants / sizeof variants[0]))
-enum { V_SBUF, V_SSTR, V_SCORK, V_PBUF, V_PSTR, V_LIMIT, V_CEIL, V_MANY, V_MUTEX, V_SPROC };
+enum { V_SBUF, V_SSTR, V_SCORK, V_PBUF, V_PSTR, V_LIMIT, V_CEIL, V_MANY, V_MUTEX, V_SPROC,
+       V_SCLAIM, V_PCLAIM };
 
 static sample results[NVARIANTS][MAX_SIZES][MAX_REPS];
 static const config *active_cfg;
@@ -1421,14 +1449,25 @@ static void print_rate_table(const config *cfg, int bytes) {
 
 /* Median over repetitions of the ratio within each repetition: both runs of
    a pair ran seconds apart, so machine noise largely cancels. */
-static double paired_ratio(const config *cfg, int a, int b, int s) {
+/* a ÷ b per repetition (the two runs of a pair ran back to back), over
+   the repetitions neither of whose runs was noisy (all, if none is left):
+   the median, with p10 and p90 in *lo and *hi and the pair count in *n. */
+static double paired_ratio(const config *cfg, int a, int b, int s, double *lo, double *hi,
+                           int *n) {
     double r[MAX_REPS], all[MAX_REPS];
-    int n = 0;
+    const double *use = r;
+    *n = 0;
     for (int i = 0; i < cfg->reps; i++) {
         all[i] = results[a][s][i].msgs_per_s / results[b][s][i].msgs_per_s;
-        if (kept(cfg, a, s, i) && kept(cfg, b, s, i)) r[n++] = all[i];
+        if (kept(cfg, a, s, i) && kept(cfg, b, s, i)) r[(*n)++] = all[i];
     }
-    return n > 0 ? median(r, n) : median(all, cfg->reps);
+    if (*n == 0) {
+        use = all;
+        *n = cfg->reps;
+    }
+    *lo = quantile(use, *n, 0.1);
+    *hi = quantile(use, *n, 0.9);
+    return median(use, *n);
 }
 
 
@@ -1507,14 +1546,20 @@ static void print_ratio_table(const config *cfg) {
         { "shared-corked ÷ shared-buffer", V_SCORK, V_SBUF },
         { "many-rings ÷ mutex-queue (4 producers)", V_MANY, V_MUTEX },
         { "shared-process ÷ shared-buffer (fenced ÷ fenceless)", V_SPROC, V_SBUF },
+        { "shared-claim ÷ shared-buffer (claim + commit ÷ write_bytes)", V_SCLAIM, V_SBUF },
+        { "process-claim ÷ shared-process (the same, between processes)", V_PCLAIM, V_SPROC },
     };
-    printf("\nRatios (median of per-repetition ratios)\n\n");
+    printf("\nRatios: median of per-repetition ratios [p10–p90] (pairs)\n\n");
     column_header(cfg, "ratio");
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         if (!selected(rows[i].a) || !selected(rows[i].b)) continue;
         printf("| %s |", rows[i].label);
-        for (int s = 0; s < cfg->nsizes; s++)
-            printf(" %.2f× |", paired_ratio(cfg, rows[i].a, rows[i].b, s));
+        for (int s = 0; s < cfg->nsizes; s++) {
+            double lo, hi;
+            int n;
+            double x = paired_ratio(cfg, rows[i].a, rows[i].b, s, &lo, &hi, &n);
+            printf(" %.2f× [%.2f–%.2f] (%d) |", x, lo, hi, n);
+        }
         printf("\n");
     }
 }
@@ -1583,7 +1628,8 @@ static void print_json(const config *cfg) {
 
 static void write_svg(const config *cfg, const char *path) {
     static const char *colors[] = { "#1f77b4", "#2ca02c", "#17becf", "#d62728", "#ff7f0e",
-                                    "#000000", "#7f7f7f", "#9467bd", "#8c564b", "#e377c2" };
+                                    "#000000", "#7f7f7f", "#9467bd", "#8c564b", "#e377c2",
+                                    "#bcbd22", "#aec7e8" };
     _Static_assert(sizeof colors / sizeof colors[0] == NVARIANTS, "one color per variant");
     const double W = 760, H = 440, L = 70, R = 170, T = 30, B = 50;
     double lo = 1e30, hi = 0, vals[MAX_REPS];
@@ -1676,6 +1722,8 @@ static void usage(FILE *to) {
                 "                  shared-corked, pipe-buffer, pipe-string, limit, ceiling,\n"
                 "                  many-rings, mutex-queue (4 producers, one consumer),\n"
                 "                  shared-process (shared-buffer between two processes),\n"
+                "                  shared-claim, process-claim (claim + commit of the same\n"
+                "                  bytes, between threads and between processes),\n"
                 "                  latency, fan-in (one producer over 1 to 1,000 rings)\n"
                 "  --help          this text\n");
 }
