@@ -1536,7 +1536,7 @@ enum {
     SRNG_OFF_PRODUCER_WAKE_POS = 528,
     SRNG_OFF_PRODUCER_FENCELESS_FOR = 536,
     SRNG_OFF_PRODUCER_BELLS = 544,
-    SRNG_OFF_PRODUCER_ID = 640, /* owner word, attach id, two identity slots */
+    SRNG_OFF_PRODUCER_ID = 640, /* owner word, attach id, identity slot */
     SRNG_OFF_CONSUMER_ID = 768
 };
 /* Offsets inside a side's block: its owner word, its attach id, and the
