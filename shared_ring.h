@@ -1146,13 +1146,13 @@ SHARED_RING_API size_t shared_ring_consumer_max_message(const shared_ring_consum
    never blocks; never NULL. */
 SHARED_RING_API const char *shared_ring_result_string(int result);
 
-/* Why this thread's last refused call was refused, naming the rule and the
-   numbers involved, for the refusals a code alone does not explain: the
-   sizes and limits of region_size (when it returns 0), format, prepare and
-   attach; shm_open's ERR_SIZE and ERR_ACCESS; arm's ERR_STATE; a write
-   after this producer's own close. Read it right after such a result
-   (other calls leave it as it is, like errno). Either side; never blocks;
-   never NULL ("" before any such refusal). */
+/* Why this thread's last refused call was refused: every call that
+   returns a result below OK (an error, and FULL, EMPTY, TIMEOUT, CLOSED,
+   NOT_FORMATTED, PEER_GONE alike) sets it first, naming the rule and the
+   numbers involved, so it never describes an earlier call. Calls that
+   succeed leave it as it is (like errno): read it right after the
+   refusal. Either side; never blocks; never NULL ("" before any refusal
+   of this thread). */
 SHARED_RING_API const char *shared_ring_why(void);
 
 /* How this build sleeps and wakes: "futex", "WaitOnAddress", "Sleep",
@@ -1590,7 +1590,6 @@ SRNG_STATIC_ASSERT(SRNG_OFF_WRITE_POS == 128 && SRNG_OFF_READ_POS == 256 &&
                    "the inline fast path's offsets are the layout's");
 #endif
 
-/* ---- why a call was refused (shared_ring_why) ----------------------------- */
 #if defined(__cplusplus)
 #define SRNG_THREAD_LOCAL thread_local
 #elif defined(_MSC_VER)
@@ -1598,33 +1597,6 @@ SRNG_STATIC_ASSERT(SRNG_OFF_WRITE_POS == 128 && SRNG_OFF_READ_POS == 256 &&
 #else
 #define SRNG_THREAD_LOCAL _Thread_local
 #endif
-static SRNG_THREAD_LOCAL char srng_why_text[200];
-
-/* Say why and return `result`: `why` with each %u replaced by the next of
-   the numbers in decimal, each %o in octal. Error paths only; no stdio
-   (size_t's printf letter is not every C library's). */
-static int srng_explain(int result, const char *why, uint64_t n0, uint64_t n1, uint64_t n2) {
-    const uint64_t n[3] = { n0, n1, n2 };
-    char digits[24];
-    size_t at = 0, next = 0;
-    for (; *why != 0 && at + sizeof digits < sizeof srng_why_text; why++) {
-        if (why[0] == '%' && (why[1] == 'u' || why[1] == 'o') && next < 3) {
-            unsigned base = why[1] == 'u' ? 10u : 8u, k = 0;
-            uint64_t x = n[next++];
-            do digits[k++] = SRNG_CAST(char, '0' + x % base);
-            while ((x /= base) != 0);
-            while (k > 0) srng_why_text[at++] = digits[--k];
-            why++;
-        } else {
-            srng_why_text[at++] = *why;
-        }
-    }
-    srng_why_text[at] = 0;
-    return result;
-}
-static int srng_refuse(int result, const char *why) { return srng_explain(result, why, 0, 0, 0); }
-
-SHARED_RING_API const char *shared_ring_why(void) { return srng_why_text; }
 
 /* SRNG_COLD: an error path kept out of line, so that inlining it does not
    use up the budget that the hot path's callers need (it cost 8
@@ -1648,6 +1620,61 @@ SHARED_RING_API const char *shared_ring_why(void) { return srng_why_text; }
 #define SRNG_LIKELY(x) (x)
 #define SRNG_PREFETCH(addr) ((void)(addr))
 #endif
+
+/* ---- why a call was refused (shared_ring_why) ----------------------------- */
+/* The reason for this thread's last refusal: a fixed text (one pointer
+   store, so a poll that finds the ring empty or full pays no copy), or
+   srng_why_text when it carries numbers. Every path that returns a
+   result below OK sets it, so why() never names an earlier refusal. */
+static SRNG_THREAD_LOCAL const char *srng_why_said;
+static SRNG_THREAD_LOCAL char srng_why_text[200];
+
+/* Say `why` with each %u replaced by the next of the numbers in decimal,
+   each %o in octal. Error paths only; no stdio (size_t's printf letter is
+   not every C library's). */
+SRNG_COLD void srng_say(const char *why, uint64_t n0, uint64_t n1, uint64_t n2) {
+    const uint64_t n[3] = { n0, n1, n2 };
+    char digits[24];
+    size_t at = 0, next = 0;
+    for (; *why != 0 && at + sizeof digits < sizeof srng_why_text; why++) {
+        if (why[0] == '%' && (why[1] == 'u' || why[1] == 'o') && next < 3) {
+            unsigned base = why[1] == 'u' ? 10u : 8u, k = 0;
+            uint64_t x = n[next++];
+            do digits[k++] = SRNG_CAST(char, '0' + x % base);
+            while ((x /= base) != 0);
+            while (k > 0) srng_why_text[at++] = digits[--k];
+            why++;
+        } else {
+            srng_why_text[at++] = *why;
+        }
+    }
+    srng_why_text[at] = 0;
+    srng_why_said = srng_why_text;
+}
+/* Say why and return `result` (inline: the caller's compiler sees which
+   result comes back). */
+SRNG_INLINE int srng_explain(int result, const char *why, uint64_t n0, uint64_t n1, uint64_t n2) {
+    srng_say(why, n0, n1, n2);
+    return result;
+}
+/* Say a fixed `why` (a string literal) and return `result`. */
+SRNG_INLINE int srng_refuse(int result, const char *why) {
+    srng_why_said = why;
+    return result;
+}
+
+/* What a magic other than the ring's says: not formatted yet (0: also while
+   a format runs), or no ring of ours. */
+static int srng_magic_refusal(uint32_t magic) {
+    if (magic == 0u)
+        return srng_refuse(SHARED_RING_NOT_FORMATTED,
+                           "the region is not formatted yet (its magic is 0), or being formatted");
+    return srng_explain(SHARED_RING_ERR_MAGIC, "the region's magic is %u, not a ring's", magic, 0, 0);
+}
+
+static const char srng_gone_text[] = "the peer detached, or its process died";
+
+SHARED_RING_API const char *shared_ring_why(void) { return srng_why_said != SRNG_NULL ? srng_why_said : ""; }
 
 #define SRNG_PAD_LEN 0xFFFFFFFFu
 #define SRNG_REC_HEADER 8u
@@ -2772,7 +2799,8 @@ static int srng_watch_peer(shared_ring_side *s, uint64_t now) {
     if (SRNG_LOAD(srng_u64_at(s->region, SRNG_OFF_RING_ID), relaxed) != s->ring_id) {
         s->broken = 1;
         s->open = 0;
-        return SHARED_RING_ERR_CORRUPT;
+        return srng_refuse(SHARED_RING_ERR_CORRUPT,
+                           "the region was formatted anew under this handle (its ring id changed)");
     }
     owner = srng_owner_load(s->region, peer);
     srng_note_peer(s, owner, now);
@@ -3030,6 +3058,13 @@ static void srng_adapt_spin(shared_ring_side *s, int found, uint64_t waited_ns) 
    side (Dekker's pattern: either we see its new position or it sees our
    announcement), so no wake-up is lost. `word` is our sleeping word,
    `peer` the peer's (its wait_mode and fenceless_for words follow it). */
+/* The end of a wait that found nothing: TIMEOUT, or PEER_GONE when the
+   peer is gone (and no new one came). */
+static int srng_timed_out(int peer_gone) {
+    return peer_gone ? srng_refuse(SHARED_RING_PEER_GONE, srng_gone_text)
+                     : srng_refuse(SHARED_RING_TIMEOUT, "the timeout passed first (no room, or no message)");
+}
+
 static int srng_block(shared_ring_side *s, srng_au32 *word, srng_au32 *peer, srng_ready_fn ready,
                       void *ctx, uint64_t timeout_ns) {
     srng_au32 *peer_mode = srng_beside(peer, SRNG_MODE_WORD);
@@ -3041,14 +3076,14 @@ static int srng_block(shared_ring_side *s, srng_au32 *word, srng_au32 *peer, srn
     if (r != 0) return r;
     if (timeout_ns == 0) {
         r = ready(ctx, 1);
-        return r != 0 ? r : SHARED_RING_TIMEOUT;
+        return r != 0 ? r : srng_timed_out(0);
     }
     s->stats.waits++;
     start = SHARED_RING_NOW_NS();
     if (s->spin_now != 0) {
         r = srng_spin(ready, ctx, start, s->spin_now < timeout_ns ? s->spin_now : timeout_ns,
                       &s->round_ns, &elapsed);
-        if (r == 0 && s->spin_now >= timeout_ns) r = SHARED_RING_TIMEOUT;
+        if (r == 0 && s->spin_now >= timeout_ns) r = srng_timed_out(0);
         if (r != 0) {
             s->stats.wait_ns += elapsed;
             return r;
@@ -3062,7 +3097,7 @@ static int srng_block(shared_ring_side *s, srng_au32 *word, srng_au32 *peer, srn
                timeout - elapsed would then wrap to nearly forever. A clock
                that goes backwards also ends the wait (elapsed wraps). */
             if (elapsed >= timeout_ns) {
-                r = s->peer_gone ? SHARED_RING_PEER_GONE : SHARED_RING_TIMEOUT;
+                r = srng_timed_out(s->peer_gone != 0);
                 break;
             }
             left = timeout_ns - elapsed;
@@ -3077,7 +3112,7 @@ static int srng_block(shared_ring_side *s, srng_au32 *word, srng_au32 *peer, srn
                wakes them) up to their timeout, then say PEER_GONE again. */
             r = ready(ctx, 1);
             if (r == 0) {
-                r = SHARED_RING_PEER_GONE;
+                r = srng_refuse(SHARED_RING_PEER_GONE, srng_gone_text);
                 s->gone_told = 1;
             }
             break;
@@ -3166,15 +3201,18 @@ static int srng_read_geometry(void *region, size_t region_size, srng_geometry *g
        is seen whole. */
     magic = SRNG_LOAD(srng_u32_at(SRNG_CAST(unsigned char *, region), SRNG_OFF_MAGIC), acquire);
     SRNG_SCHED_POINT("load magic");
-    if (magic == 0u) return SHARED_RING_NOT_FORMATTED; /* not yet, or being formatted */
-    if (magic != SHARED_RING_MAGIC) return SHARED_RING_ERR_MAGIC;
+    if (magic != SHARED_RING_MAGIC) return srng_magic_refusal(magic);
     if (srng_get32(r, SRNG_OFF_VERSION) != SHARED_RING_LAYOUT_VERSION)
-        return SHARED_RING_ERR_VERSION;
+        return srng_explain(SHARED_RING_ERR_VERSION,
+                            "the ring was formatted with layout version %u; this build reads %u",
+                            srng_get32(r, SRNG_OFF_VERSION), SHARED_RING_LAYOUT_VERSION, 0);
     cap = srng_get64(r, SRNG_OFF_CAPACITY);
     max = srng_get32(r, SRNG_OFF_MAX_MESSAGE);
     if (!srng_capacity_ok(cap) || srng_get32(r, SRNG_OFF_DATA_OFFSET) != SHARED_RING_HEADER_SIZE ||
         max > srng_max_message_for(cap))
-        return SHARED_RING_ERR_CORRUPT;
+        return srng_explain(SHARED_RING_ERR_CORRUPT,
+                            "the ring's header is inconsistent (capacity %u, max_message %u)", cap,
+                            max, 0);
     if (size - SHARED_RING_HEADER_SIZE < cap)
         return srng_explain(SHARED_RING_ERR_SIZE,
                             "region_size %u is below the %u bytes this ring's header says it "
@@ -3301,9 +3339,22 @@ static int srng_conclude_attach(shared_ring_side *s, unsigned id_off, int checke
    side's attached handle, inside one of its callbacks, or broken. (Both
    handles have one size, so reading a wrong-side handle stays in bounds.) */
 SRNG_COLD int srng_refusal(const shared_ring_side *s, uint32_t magic) {
-    if (s == SRNG_NULL || s->magic != magic) return SHARED_RING_ERR_HANDLE;
-    if (s->busy) return SHARED_RING_ERR_STATE;
-    if (s->broken) return SHARED_RING_ERR_CORRUPT;
+    if (s == SRNG_NULL)
+        return srng_refuse(SHARED_RING_ERR_HANDLE, "the handle is NULL");
+    if (s->magic != magic)
+        return srng_refuse(SHARED_RING_ERR_HANDLE,
+                           magic == SRNG_PRODUCER_MAGIC
+                               ? "the handle is not an attached producer (never attached, detached, "
+                                 "or a consumer)"
+                               : "the handle is not an attached consumer (never attached, detached, "
+                                 "or a producer)");
+    if (s->busy)
+        return srng_refuse(SHARED_RING_ERR_STATE,
+                           "called on a handle from inside its own callback (read, write or wait "
+                           "hook)");
+    if (s->broken)
+        return srng_refuse(SHARED_RING_ERR_CORRUPT,
+                           "this handle found the ring corrupt earlier, or formatted anew under it");
     return SHARED_RING_OK;
 }
 
@@ -3442,17 +3493,19 @@ static int srng_format_args(void *region, size_t region_size, size_t *capacity,
     if (*capacity == 0)
         return srng_explain(SHARED_RING_ERR_SIZE, "region_size %u holds no ring: the smallest needs %u",
                             region_size, SHARED_RING_HEADER_SIZE + SRNG_MIN_CAPACITY, 0);
-    if (region_size < SHARED_RING_HEADER_SIZE || region_size - SHARED_RING_HEADER_SIZE < *capacity)
-        return srng_explain(SHARED_RING_ERR_SIZE,
-                            "region_size %u is below the %u bytes a %u-byte capacity needs "
-                            "(shared_ring_region_size)",
-                            region_size, *capacity + SHARED_RING_HEADER_SIZE, *capacity);
+    /* max_message first: region_size may be the 0 that region_size() gave
+       for these very arguments, and the message size is then the cause */
     if (*max_message == 0) *max_message = srng_max_message_for(*capacity);
     if (*max_message > srng_max_message_for(*capacity))
         return srng_explain(SHARED_RING_ERR_ARG,
                             "max_message %u is above %u, the most a %u-byte capacity takes "
                             "(capacity/2 - 8)",
                             *max_message, srng_max_message_for(*capacity), *capacity);
+    if (region_size < SHARED_RING_HEADER_SIZE || region_size - SHARED_RING_HEADER_SIZE < *capacity)
+        return srng_explain(SHARED_RING_ERR_SIZE,
+                            "region_size %u is below the %u bytes a %u-byte capacity needs "
+                            "(shared_ring_region_size)",
+                            region_size, *capacity + SHARED_RING_HEADER_SIZE, *capacity);
     return SHARED_RING_OK;
 }
 
@@ -3714,7 +3767,9 @@ static int srng_attach_wait(shared_ring_producer *p, shared_ring_consumer *c, vo
         int r = p != SRNG_NULL ? shared_ring_attach_producer(p, region, region_size, opt)
                                : shared_ring_attach_consumer(c, region, region_size, opt);
         if (r != SHARED_RING_NOT_FORMATTED || timeout_ns == 0) return r;
-        if (!srng_nap_unless_timed_out(start, &elapsed, timeout_ns)) return SHARED_RING_TIMEOUT;
+        if (!srng_nap_unless_timed_out(start, &elapsed, timeout_ns))
+            return srng_refuse(SHARED_RING_TIMEOUT,
+                               "the region was not formatted within the timeout");
     }
 }
 
@@ -3722,7 +3777,7 @@ SHARED_RING_API int shared_ring_attach_producer_wait(shared_ring_producer *p, vo
                                                      size_t region_size,
                                                      const shared_ring_options *opt,
                                                      uint64_t timeout_ns) {
-    if (p == SRNG_NULL) return SHARED_RING_ERR_ARG;
+    if (p == SRNG_NULL) return srng_refuse(SHARED_RING_ERR_ARG, "the handle is NULL");
     return srng_attach_wait(p, SRNG_NULL, region, region_size, opt, timeout_ns);
 }
 
@@ -3730,7 +3785,7 @@ SHARED_RING_API int shared_ring_attach_consumer_wait(shared_ring_consumer *c, vo
                                                      size_t region_size,
                                                      const shared_ring_options *opt,
                                                      uint64_t timeout_ns) {
-    if (c == SRNG_NULL) return SHARED_RING_ERR_ARG;
+    if (c == SRNG_NULL) return srng_refuse(SHARED_RING_ERR_ARG, "the handle is NULL");
     return srng_attach_wait(SRNG_NULL, c, region, region_size, opt, timeout_ns);
 }
 
@@ -3777,7 +3832,10 @@ static int srng_refresh_read(shared_ring_producer *p) {
         SRNG_LOAD(srng_u32_at(p->s.region, SRNG_OFF_CORRUPT), relaxed) != 0u) {
         p->s.broken = 1;
         srng_update_open(p);
-        return SHARED_RING_ERR_CORRUPT;
+        return srng_explain(SHARED_RING_ERR_CORRUPT,
+                            "the consumer's read_pos %u is impossible (published %u), or it "
+                            "flagged the ring corrupt",
+                            rd, srng_published(p), 0);
     }
     p->read_cache = rd;
     return SHARED_RING_OK;
@@ -3820,7 +3878,7 @@ static int srng_reserve(shared_ring_producer *p, uint64_t need, uint64_t timeout
     /* Waiting or not: let the consumer drain what a cork holds back, or a
        producer that retries a write with timeout 0 while corked would never progress. */
     srng_publish(p);
-    if (timeout_ns == 0) return SHARED_RING_FULL;
+    if (timeout_ns == 0) return srng_refuse(SHARED_RING_FULL, "no room for the message now");
     SRNG_STORE(srng_u64_at(p->s.region, SRNG_OFF_PRODUCER_WAKE_POS),
                p->write_pos + w.want - p->s.capacity, relaxed);
     r = srng_block(&p->s, srng_u32_at(p->s.region, SRNG_OFF_PRODUCER_SLEEPING),
@@ -3887,7 +3945,9 @@ static int srng_begin_slow(shared_ring_producer *p, uint64_t rec, uint64_t timeo
 SRNG_INLINE int srng_begin(shared_ring_producer *p, size_t len, uint64_t timeout_ns,
                            unsigned char **dst) {
     uint64_t rec;
-    if (len > p->s.max_message) return SHARED_RING_ERR_TOO_BIG;
+    if (len > p->s.max_message)
+        return srng_explain(SHARED_RING_ERR_TOO_BIG, "a %u-byte message is above max_message %u",
+                            len, p->s.max_message, 0);
     rec = srng_record_size(len);
     if (SRNG_LIKELY(rec <= p->fast_left)) {
         *dst = p->s.data + (p->write_pos & p->s.mask) + SRNG_REC_HEADER;
@@ -3934,7 +3994,7 @@ SHARED_RING_API int shared_ring_claim(shared_ring_producer *p, size_t len, void 
     if (out != SRNG_NULL) *out = SRNG_NULL;
     r = srng_write_gate(p);
     if (r != SHARED_RING_OK) return r;
-    if (out == SRNG_NULL) return SHARED_RING_ERR_ARG;
+    if (out == SRNG_NULL) return srng_refuse(SHARED_RING_ERR_ARG, "out is NULL");
     r = srng_begin(p, len, timeout_ns, &dst);
     if (r != SHARED_RING_OK) return r;
     p->claim_open = 1;
@@ -3947,8 +4007,11 @@ SHARED_RING_API int shared_ring_claim(shared_ring_producer *p, size_t len, void 
 SHARED_RING_API int shared_ring_commit(shared_ring_producer *p, size_t len) {
     int r = srng_producer_ok(p);
     if (r != SHARED_RING_OK) return r;
-    if (!p->claim_open) return SHARED_RING_ERR_STATE;
-    if (len > p->claim_len) return SHARED_RING_ERR_TOO_BIG;
+    if (!p->claim_open) return srng_refuse(SHARED_RING_ERR_STATE, "no claim is open");
+    if (len > p->claim_len)
+        return srng_explain(SHARED_RING_ERR_TOO_BIG,
+                            "commit of %u bytes is above the %u claimed (the claim stays open)",
+                            len, p->claim_len, 0);
     p->claim_open = 0;
     srng_update_open(p);
     srng_finish(p, p->s.data + (p->write_pos & p->s.mask) + SRNG_REC_HEADER, len);
@@ -3959,7 +4022,7 @@ SHARED_RING_API int shared_ring_abort(shared_ring_producer *p) {
     int r = srng_producer_ok(p);
     /* Dropping a claim is harmless on a broken ring: let it be undone. */
     if (r != SHARED_RING_OK && r != SHARED_RING_ERR_CORRUPT) return r;
-    if (!p->claim_open) return SHARED_RING_ERR_STATE;
+    if (!p->claim_open) return srng_refuse(SHARED_RING_ERR_STATE, "no claim is open");
     p->claim_open = 0;
     srng_update_open(p);
     return SHARED_RING_OK;
@@ -3971,13 +4034,16 @@ SHARED_RING_API int shared_ring_write(shared_ring_producer *p, size_t max_len,
     size_t n;
     int r = srng_write_gate(p);
     if (r != SHARED_RING_OK) return r;
-    if (fill == SRNG_NULL) return SHARED_RING_ERR_ARG;
+    if (fill == SRNG_NULL) return srng_refuse(SHARED_RING_ERR_ARG, "fill is NULL");
     r = srng_begin(p, max_len, timeout_ns, &dst);
     if (r != SHARED_RING_OK) return r;
     srng_enter_callback(&p->s);
     n = fill(user, dst, max_len);
     srng_leave_callback(&p->s, SRNG_PRODUCER_MAGIC); /* the gate was open */
-    if (n > max_len) return SHARED_RING_ERR_TOO_BIG; /* nothing was published */
+    if (n > max_len) /* nothing was published */
+        return srng_explain(SHARED_RING_ERR_TOO_BIG,
+                            "fill returned %u, above max_len %u: nothing was written", n, max_len,
+                            0);
     srng_finish(p, dst, n);
     return SHARED_RING_OK;
 }
@@ -3997,7 +4063,8 @@ SHARED_RING_API int(shared_ring_write_bytes)(shared_ring_producer *p, const void
                                             uint64_t timeout_ns) {
     int r = srng_write_gate(p);
     if (r != SHARED_RING_OK) return r;
-    if (data == SRNG_NULL && len != 0) return SHARED_RING_ERR_ARG;
+    if (data == SRNG_NULL && len != 0)
+        return srng_explain(SHARED_RING_ERR_ARG, "data is NULL with len %u", len, 0, 0);
     return srng_write_copy(p, data, len, timeout_ns);
 }
 
@@ -4006,18 +4073,23 @@ SHARED_RING_API int shared_ring_write_str(shared_ring_producer *p, const char *s
     const char *end;
     int r = srng_write_gate(p);
     if (r != SHARED_RING_OK) return r;
-    if (str == SRNG_NULL) return SHARED_RING_ERR_ARG;
+    if (str == SRNG_NULL) return srng_refuse(SHARED_RING_ERR_ARG, "str is NULL");
     /* memchr stops at the first NUL (C11 7.24.5.1), so the bound never makes
        us read past the string; it only caps the scan of an unterminated one. */
     end = SRNG_CAST(const char *, memchr(str, 0, p->s.max_message + 1u));
-    if (end == SRNG_NULL) return SHARED_RING_ERR_TOO_BIG;
+    if (end == SRNG_NULL)
+        return srng_explain(SHARED_RING_ERR_TOO_BIG,
+                            "the string is longer than max_message %u (no 0 in its first %u "
+                            "bytes)",
+                            p->s.max_message, SRNG_CAST(uint64_t, p->s.max_message) + 1u, 0);
     return srng_write_copy(p, str, SRNG_CAST(size_t, end - str), timeout_ns);
 }
 
 SHARED_RING_API int shared_ring_cork(shared_ring_producer *p) {
     int r = srng_producer_ok(p);
     if (r != SHARED_RING_OK) return r;
-    if (p->cork_depth == UINT32_MAX) return SHARED_RING_ERR_STATE;
+    if (p->cork_depth == UINT32_MAX)
+        return srng_refuse(SHARED_RING_ERR_STATE, "corked 2^32-1 deep already");
     p->cork_depth++;
     srng_end_direct(p);
     return SHARED_RING_OK;
@@ -4026,7 +4098,7 @@ SHARED_RING_API int shared_ring_cork(shared_ring_producer *p) {
 SHARED_RING_API int shared_ring_uncork(shared_ring_producer *p) {
     int r = srng_producer_ok(p);
     if (r != SHARED_RING_OK) return r;
-    if (p->cork_depth == 0) return SHARED_RING_ERR_STATE;
+    if (p->cork_depth == 0) return srng_refuse(SHARED_RING_ERR_STATE, "uncork without a cork");
     if (--p->cork_depth == 0) {
         srng_publish(p);
         srng_update_direct(p); /* also when there was nothing to publish */
@@ -4040,7 +4112,7 @@ static int srng_check_corrupt_flag(shared_ring_producer *p) {
     if (SRNG_LOAD(srng_u32_at(p->s.region, SRNG_OFF_CORRUPT), relaxed) == 0u) return SHARED_RING_OK;
     p->s.broken = 1;
     srng_update_open(p);
-    return SHARED_RING_ERR_CORRUPT;
+    return srng_refuse(SHARED_RING_ERR_CORRUPT, "the consumer flagged the ring corrupt");
 }
 
 SHARED_RING_API int shared_ring_flush(shared_ring_producer *p) {
@@ -4082,7 +4154,10 @@ static int srng_corrupt(shared_ring_consumer *c) {
     SRNG_STORE(srng_u32_at(c->s.region, SRNG_OFF_CORRUPT), 1u, relaxed);
     SRNG_FENCE();
     srng_wake_sleeper(&c->s, srng_u32_at(c->s.region, SRNG_OFF_PRODUCER_SLEEPING));
-    return SHARED_RING_ERR_CORRUPT;
+    return srng_explain(SHARED_RING_ERR_CORRUPT,
+                        "the region is corrupt: what it holds at position %u (read_pos %u) "
+                        "no producer writes",
+                        c->peek_pos, c->read_pos, 0);
 }
 
 /* Is a message at peek_pos? Steps over published padding. 1 = yes, 0 = not
@@ -4135,7 +4210,7 @@ static int srng_check_empty(shared_ring_consumer *c, int thorough) {
     /* The stream's end reached a consumer: prepare may format the ring now. */
     if (SRNG_LOAD(srng_u32_at(c->s.region, SRNG_OFF_CLOSE_SEEN), relaxed) == 0u)
         SRNG_STORE(srng_u32_at(c->s.region, SRNG_OFF_CLOSE_SEEN), 1u, relaxed);
-    return SHARED_RING_CLOSED;
+    return srng_refuse(SHARED_RING_CLOSED, "the producer closed the stream, and all of it was read");
 }
 
 /* Is a message (or the end of the stream) there? 1 = data, 0 = no, CLOSED,
@@ -4245,12 +4320,12 @@ static int srng_nothing_now(shared_ring_consumer *c) {
     int r;
     if (srng_peer_news(&c->s, srng_owner_load(c->s.region, SRNG_OFF_PRODUCER_ID)))
         (void)srng_watch_peer(&c->s, SHARED_RING_NOW_NS());
-    if (!c->s.peer_gone) return SHARED_RING_EMPTY;
+    if (!c->s.peer_gone) return srng_refuse(SHARED_RING_EMPTY, "no message now");
     r = srng_data_ready(c, 1);
-    if (r == 1) return SHARED_RING_EMPTY; /* it is there for the next call */
+    if (r == 1) return srng_refuse(SHARED_RING_EMPTY, "no message now"); /* there next call */
     if (r != 0) return r;
     c->s.gone_told = 1;
-    return SHARED_RING_PEER_GONE;
+    return srng_refuse(SHARED_RING_PEER_GONE, srng_gone_text);
 }
 
 static void srng_release_to(shared_ring_consumer *c, uint64_t pos) {
@@ -4289,7 +4364,7 @@ SHARED_RING_API int(shared_ring_read_some)(shared_ring_consumer *c, shared_ring_
                                           void *user) {
     int r = srng_consumer_ok(c);
     if (r != SHARED_RING_OK) return r;
-    if (fn == SRNG_NULL) return SHARED_RING_ERR_ARG;
+    if (fn == SRNG_NULL) return srng_refuse(SHARED_RING_ERR_ARG, "fn is NULL");
     return srng_read_upto(c, fn, user, 0);
 }
 
@@ -4455,7 +4530,7 @@ SHARED_RING_API int shared_ring_read(shared_ring_consumer *c, shared_ring_read_f
     uint64_t waits, wait_ns;
     int r = srng_consumer_ok(c);
     if (r != SHARED_RING_OK) return r;
-    if (fn == SRNG_NULL) return SHARED_RING_ERR_ARG;
+    if (fn == SRNG_NULL) return srng_refuse(SHARED_RING_ERR_ARG, "fn is NULL");
     waits = c->s.stats.waits;
     wait_ns = c->s.stats.wait_ns;
     r = shared_ring_wait(c, timeout_ns);
@@ -4480,7 +4555,7 @@ SHARED_RING_API int shared_ring_peek(shared_ring_consumer *c, shared_ring_messag
     int r = srng_consumer_ok(c);
     if (msg != SRNG_NULL) memset(msg, 0, sizeof *msg); /* written on every path */
     if (r != SHARED_RING_OK) return r;
-    if (msg == SRNG_NULL) return SHARED_RING_ERR_ARG;
+    if (msg == SRNG_NULL) return srng_refuse(SHARED_RING_ERR_ARG, "msg is NULL");
     r = srng_data_ready(c, 0);
     if (r == 0) return srng_nothing_now(c);
     if (r < 0) return r;
@@ -4503,7 +4578,7 @@ SHARED_RING_API int shared_ring_arm(shared_ring_consumer *c) {
     /* A dead producer will never signal the loop's descriptor. */
     r = srng_watch_peer(&c->s, SHARED_RING_NOW_NS());
     if (r < 0) return r;
-    if (c->s.peer_gone) return SHARED_RING_PEER_GONE;
+    if (c->s.peer_gone) return srng_refuse(SHARED_RING_PEER_GONE, srng_gone_text);
     /* A producer attached without hooks makes no wake-up that reaches
        the loop: "armed" would be a promise nobody keeps. */
     if (SRNG_LOAD(srng_u64_at(c->s.region,
@@ -4559,12 +4634,17 @@ static int srng_any_ready(const srng_set *set, int thorough) {
         if (i == set->n) i = 0;
         c = set->rings[i];
         if (c == SRNG_NULL) continue;
-        if (c->s.magic != SRNG_CONSUMER_MAGIC) return SHARED_RING_ERR_HANDLE;
-        if (c->s.busy) return SHARED_RING_ERR_STATE;
+        if (c->s.magic != SRNG_CONSUMER_MAGIC)
+            return srng_explain(SHARED_RING_ERR_HANDLE, "rings[%u] is not an attached consumer",
+                                i, 0, 0);
+        if (c->s.busy)
+            return srng_explain(SHARED_RING_ERR_STATE,
+                                "rings[%u] is inside its own callback (called from there?)", i, 0,
+                                0);
         if (c->s.broken || srng_data_ready(c, thorough) != 0 || (c->s.peer_gone && !c->s.gone_told))
             return SRNG_CAST(int, i);
     }
-    return SHARED_RING_EMPTY;
+    return srng_refuse(SHARED_RING_EMPTY, "no ring of the set has a message now");
 }
 
 /* srng_any_ready as an srng_ready_fn for srng_spin: the ready ring's
@@ -4794,10 +4874,14 @@ static int srng_open_set(srng_set *set, shared_ring_consumer *const *rings, size
     set->rings = rings;
     set->n = n;
     set->first = SRNG_NULL;
-    if (rings == SRNG_NULL || n == 0 || n > INT_MAX) return SHARED_RING_ERR_ARG;
+    if (rings == SRNG_NULL) return srng_refuse(SHARED_RING_ERR_ARG, "rings is NULL");
+    if (n == 0 || n > INT_MAX)
+        return srng_explain(SHARED_RING_ERR_ARG, "n is %u: it must be 1 to %u", n, INT_MAX, 0);
     for (i = 0; i < n && rings[i] == SRNG_NULL; i++) continue;
-    if (i == n) return SHARED_RING_ERR_ARG;
-    if (rings[i]->s.magic != SRNG_CONSUMER_MAGIC) return SHARED_RING_ERR_HANDLE;
+    if (i == n) return srng_refuse(SHARED_RING_ERR_ARG, "every entry of rings is NULL");
+    if (rings[i]->s.magic != SRNG_CONSUMER_MAGIC)
+        return srng_explain(SHARED_RING_ERR_HANDLE, "rings[%u] is not an attached consumer", i, 0,
+                            0);
     set->first = &rings[i]->s;
     set->from = rings[i]->next_ready < n ? rings[i]->next_ready : 0u;
     return SHARED_RING_OK;
@@ -4857,7 +4941,7 @@ static int srng_wait_many(srng_set *set, uint64_t timeout_ns) {
         int remote;
         if (timeout_ns != SHARED_RING_FOREVER) {
             if (elapsed >= timeout_ns) {
-                r = SHARED_RING_TIMEOUT;
+                r = srng_refuse(SHARED_RING_TIMEOUT, "no ring had a message within the timeout");
                 break;
             }
             left = timeout_ns - elapsed;
@@ -4902,7 +4986,7 @@ static void srng_leave(shared_ring_side *s, unsigned id_off, unsigned peer_sleep
 SHARED_RING_API int shared_ring_detach_producer(shared_ring_producer *p) {
     int r = srng_refusal(p != SRNG_NULL ? &p->s : SRNG_NULL, SRNG_PRODUCER_MAGIC);
     if (r != SHARED_RING_OK && r != SHARED_RING_ERR_CORRUPT) return r;
-    if (srng_foreign(&p->s) != SHARED_RING_OK) return SHARED_RING_ERR_HANDLE;
+    if (srng_foreign(&p->s) != SHARED_RING_OK) return SHARED_RING_ERR_HANDLE; /* it said why */
     if (r == SHARED_RING_OK) srng_publish(p); /* what a cork held back */
     srng_leave(&p->s, SRNG_OFF_PRODUCER_ID, SRNG_OFF_CONSUMER_SLEEPING);
     memset(p, 0, sizeof *p);
@@ -4912,7 +4996,7 @@ SHARED_RING_API int shared_ring_detach_producer(shared_ring_producer *p) {
 SHARED_RING_API int shared_ring_detach_consumer(shared_ring_consumer *c) {
     int r = srng_refusal(c != SRNG_NULL ? &c->s : SRNG_NULL, SRNG_CONSUMER_MAGIC);
     if (r != SHARED_RING_OK && r != SHARED_RING_ERR_CORRUPT) return r;
-    if (srng_foreign(&c->s) != SHARED_RING_OK) return SHARED_RING_ERR_HANDLE;
+    if (srng_foreign(&c->s) != SHARED_RING_OK) return SHARED_RING_ERR_HANDLE; /* it said why */
     srng_leave(&c->s, SRNG_OFF_CONSUMER_ID, SRNG_OFF_PRODUCER_SLEEPING);
     memset(c, 0, sizeof *c);
     return SHARED_RING_OK;
@@ -4986,12 +5070,15 @@ SHARED_RING_API int shared_ring_owners_of(const void *region, size_t region_size
     const unsigned char *r = SRNG_CAST(const unsigned char *, region);
     uint32_t magic;
     if (out != SRNG_NULL) memset(out, 0, sizeof *out);
-    if (region == SRNG_NULL || out == SRNG_NULL) return SHARED_RING_ERR_ARG;
-    if ((SRNG_PUN(uintptr_t, region) & 7u) != 0) return SHARED_RING_ERR_ALIGN;
-    if (region_size < SHARED_RING_HEADER_SIZE) return SHARED_RING_ERR_SIZE;
+    if (region == SRNG_NULL) return srng_refuse(SHARED_RING_ERR_ARG, "region is NULL");
+    if (out == SRNG_NULL) return srng_refuse(SHARED_RING_ERR_ARG, "out is NULL");
+    if ((SRNG_PUN(uintptr_t, region) & 7u) != 0)
+        return srng_refuse(SHARED_RING_ERR_ALIGN, "region is not 8-byte aligned");
+    if (region_size < SHARED_RING_HEADER_SIZE)
+        return srng_explain(SHARED_RING_ERR_SIZE, "region_size %u is below the %u-byte header",
+                            region_size, SHARED_RING_HEADER_SIZE, 0);
     magic = SRNG_LOAD(SRNG_PUN(const srng_au32 *, r + SRNG_OFF_MAGIC), acquire);
-    if (magic == 0u) return SHARED_RING_NOT_FORMATTED;
-    if (magic != SHARED_RING_MAGIC) return SHARED_RING_ERR_MAGIC;
+    if (magic != SHARED_RING_MAGIC) return srng_magic_refusal(magic);
     out->ring_id = SRNG_LOAD(SRNG_PUN(const srng_au64 *, r + SRNG_OFF_RING_ID), relaxed);
     srng_owner_of(r, SRNG_OFF_PRODUCER_ID, &out->producer, &out->formatting);
     srng_owner_of(r, SRNG_OFF_CONSUMER_ID, &out->consumer, &out->formatting);
@@ -5005,7 +5092,7 @@ static int srng_query_gate(const shared_ring_side *s, uint32_t magic, void *out,
     if (out != SRNG_NULL) memset(out, 0, size);
     if (r == SHARED_RING_ERR_CORRUPT) r = SHARED_RING_OK;
     if (r != SHARED_RING_OK) return r;
-    return out == SRNG_NULL ? SHARED_RING_ERR_ARG : SHARED_RING_OK;
+    return out == SRNG_NULL ? srng_refuse(SHARED_RING_ERR_ARG, "out is NULL") : SHARED_RING_OK;
 }
 
 static int srng_stats(const shared_ring_side *s, uint32_t magic, shared_ring_stats *out) {
@@ -5123,6 +5210,7 @@ SHARED_RING_API const char *shared_ring_result_string(int result) {
 #error "SHARED_RING_SHM needs POSIX 2008: build with -std=gnu11, or define _GNU_SOURCE (or _POSIX_C_SOURCE 200809L) before the first #include"
 #endif
 #define SRNG_SHM_NAME_MAX 250u
+static const char srng_bad_name_text[] = "name is NULL, or longer than 250 bytes";
 
 static void srng_shm_reset(shared_ring_shm *shm) {
     memset(shm, 0, sizeof *shm);
@@ -5142,14 +5230,15 @@ static int srng_shm_view(shared_ring_shm *shm, HANDLE h, size_t size) {
     if (view == SRNG_NULL) {
         DWORD e = GetLastError();
         CloseHandle(h);
-        return e == ERROR_ACCESS_DENIED || e == ERROR_NOT_ENOUGH_MEMORY ? SHARED_RING_ERR_SIZE
-                                                                        : SHARED_RING_ERR_SYSTEM;
+        if (e == ERROR_ACCESS_DENIED || e == ERROR_NOT_ENOUGH_MEMORY)
+            return srng_refuse(SHARED_RING_ERR_SIZE, "MapViewOfFile: the mapping is smaller than asked");
+        return srng_refuse(SHARED_RING_ERR_SYSTEM, "MapViewOfFile failed (GetLastError says why)");
     }
     if (size == 0) {
         if (VirtualQuery(view, &info, sizeof info) == 0) {
             UnmapViewOfFile(view);
             CloseHandle(h);
-            return SHARED_RING_ERR_SYSTEM;
+            return srng_refuse(SHARED_RING_ERR_SYSTEM, "VirtualQuery failed (GetLastError says why)");
         }
         size = info.RegionSize;
     }
@@ -5165,10 +5254,10 @@ SHARED_RING_API int shared_ring_shm_open(shared_ring_shm *shm, const char *name,
     uint64_t start = SHARED_RING_NOW_NS(), elapsed = 0;
     HANDLE h;
     int r;
-    if (shm == SRNG_NULL) return SHARED_RING_ERR_ARG;
+    if (shm == SRNG_NULL) return srng_refuse(SHARED_RING_ERR_ARG, "shm is NULL");
     srng_shm_reset(shm);
     if (name == SRNG_NULL || !srng_wide_name(name, wname, SRNG_SHM_NAME_MAX + 1))
-        return SHARED_RING_ERR_ARG;
+        return srng_refuse(SHARED_RING_ERR_ARG, srng_bad_name_text);
     for (;;) {
         if (size != 0) {
             uint64_t s64 = size;
@@ -5176,16 +5265,19 @@ SHARED_RING_API int shared_ring_shm_open(shared_ring_shm *shm, const char *name,
                window in which it exists unsized. */
             h = CreateFileMappingW(INVALID_HANDLE_VALUE, SRNG_NULL, PAGE_READWRITE,
                                    SRNG_CAST(DWORD, s64 >> 32), SRNG_CAST(DWORD, s64), wname);
-            if (h == SRNG_NULL) return SHARED_RING_ERR_SYSTEM;
+            if (h == SRNG_NULL)
+                return srng_refuse(SHARED_RING_ERR_SYSTEM, "CreateFileMappingW failed (GetLastError says why)");
             shm->created = GetLastError() != ERROR_ALREADY_EXISTS;
             break;
         }
         h = OpenFileMappingW(FILE_MAP_ALL_ACCESS, FALSE, wname);
         if (h != SRNG_NULL) break;
-        if (GetLastError() != ERROR_FILE_NOT_FOUND) return SHARED_RING_ERR_SYSTEM;
+        if (GetLastError() != ERROR_FILE_NOT_FOUND)
+            return srng_refuse(SHARED_RING_ERR_SYSTEM, "OpenFileMappingW failed (GetLastError says why)");
         if (timeout_ns == 0) /* a zero timeout never says TIMEOUT */
             return srng_refuse(SHARED_RING_NOT_FORMATTED, "the object does not exist, or is not sized, yet");
-        if (!srng_nap_unless_timed_out(start, &elapsed, timeout_ns)) return SHARED_RING_TIMEOUT;
+        if (!srng_nap_unless_timed_out(start, &elapsed, timeout_ns))
+            return srng_refuse(SHARED_RING_TIMEOUT, "the object did not exist, sized, within the timeout");
     }
     r = srng_shm_view(shm, h, size);
     if (r != SHARED_RING_OK) srng_shm_reset(shm);
@@ -5196,12 +5288,13 @@ SHARED_RING_API int shared_ring_shm_anonymous(shared_ring_shm *shm, size_t size)
     uint64_t s64 = size;
     HANDLE h;
     int r;
-    if (shm == SRNG_NULL) return SHARED_RING_ERR_ARG;
+    if (shm == SRNG_NULL) return srng_refuse(SHARED_RING_ERR_ARG, "shm is NULL");
     srng_shm_reset(shm);
-    if (size == 0) return SHARED_RING_ERR_SIZE;
+    if (size == 0) return srng_refuse(SHARED_RING_ERR_SIZE, "size is 0");
     h = CreateFileMappingW(INVALID_HANDLE_VALUE, SRNG_NULL, PAGE_READWRITE,
                            SRNG_CAST(DWORD, s64 >> 32), SRNG_CAST(DWORD, s64), SRNG_NULL);
-    if (h == SRNG_NULL) return SHARED_RING_ERR_SYSTEM;
+    if (h == SRNG_NULL)
+        return srng_refuse(SHARED_RING_ERR_SYSTEM, "CreateFileMappingW failed (GetLastError says why)");
     shm->created = 1;
     r = srng_shm_view(shm, h, size);
     if (r != SHARED_RING_OK) srng_shm_reset(shm);
@@ -5211,22 +5304,23 @@ SHARED_RING_API int shared_ring_shm_anonymous(shared_ring_shm *shm, size_t size)
 SHARED_RING_API int shared_ring_shm_map_fd(shared_ring_shm *shm, int fd) {
     (void)fd;
     if (shm != SRNG_NULL) srng_shm_reset(shm);
-    return SHARED_RING_ERR_ARG;
+    return srng_refuse(SHARED_RING_ERR_ARG, "shm_map_fd: Windows has no descriptors to map");
 }
 
 SHARED_RING_API int shared_ring_shm_close(shared_ring_shm *shm) {
     int ok;
-    if (shm == SRNG_NULL || shm->region == SRNG_NULL) return SHARED_RING_ERR_ARG;
+    if (shm == SRNG_NULL || shm->region == SRNG_NULL)
+        return srng_refuse(SHARED_RING_ERR_ARG, "shm is NULL, or not mapped");
     ok = UnmapViewOfFile(shm->region) != 0;
     ok &= CloseHandle(SRNG_CAST(HANDLE, shm->handle)) != 0;
     srng_shm_reset(shm);
-    return ok ? SHARED_RING_OK : SHARED_RING_ERR_SYSTEM;
+    return ok ? SHARED_RING_OK : srng_refuse(SHARED_RING_ERR_SYSTEM, "unmapping or closing failed");
 }
 
 SHARED_RING_API int shared_ring_shm_unlink(const char *name) {
     wchar_t wname[SRNG_SHM_NAME_MAX + 1];
     if (name == SRNG_NULL || !srng_wide_name(name, wname, SRNG_SHM_NAME_MAX + 1))
-        return SHARED_RING_ERR_ARG;
+        return srng_refuse(SHARED_RING_ERR_ARG, srng_bad_name_text);
     return SHARED_RING_OK; /* a mapping goes away with its last handle */
 }
 #else
@@ -5244,16 +5338,18 @@ static int srng_shm_map(shared_ring_shm *shm, int fd, size_t want) {
     off_t n;
     size_t len;
     void *m;
-    if (fstat(fd, &st) != 0) return SHARED_RING_ERR_SYSTEM;
+    if (fstat(fd, &st) != 0) return srng_refuse(SHARED_RING_ERR_SYSTEM, "fstat failed (errno says why)");
     n = st.st_size;
-    if (n < SRNG_CAST(off_t, SHARED_RING_HEADER_SIZE)) return SHARED_RING_ERR_SIZE;
+    if (n < SRNG_CAST(off_t, SHARED_RING_HEADER_SIZE))
+        return srng_explain(SHARED_RING_ERR_SIZE, "the object has %u bytes, below the %u-byte header",
+                            SRNG_CAST(uint64_t, n), SHARED_RING_HEADER_SIZE, 0);
     len = SRNG_CAST(size_t, n);
     if (SRNG_CAST(off_t, len) != n || (want != 0 && len != want))
         return srng_explain(SHARED_RING_ERR_SIZE,
                             "the object has %u bytes, not the %u asked for (size 0 takes its size)",
                             SRNG_CAST(uint64_t, n), want, 0);
     m = mmap(SRNG_NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (m == MAP_FAILED) return SHARED_RING_ERR_SYSTEM;
+    if (m == MAP_FAILED) return srng_refuse(SHARED_RING_ERR_SYSTEM, "mmap failed (errno says why)");
     shm->region = m;
     shm->size = len;
     shm->fd = fd;
@@ -5293,9 +5389,11 @@ static int srng_shm_trusted(const struct stat *st) {
    ftruncate, where that race stays open. */
 static int srng_shm_grow(int fd, off_t want) {
 #if defined(__linux__)
-    return posix_fallocate(fd, 0, want) == 0 ? SHARED_RING_OK : SHARED_RING_ERR_SYSTEM;
+    if (posix_fallocate(fd, 0, want) == 0) return SHARED_RING_OK;
+    return srng_refuse(SHARED_RING_ERR_SYSTEM, "posix_fallocate failed (is the shared memory full?)");
 #else
-    return ftruncate(fd, want) == 0 ? SHARED_RING_OK : SHARED_RING_ERR_SYSTEM;
+    if (ftruncate(fd, want) == 0) return SHARED_RING_OK;
+    return srng_refuse(SHARED_RING_ERR_SYSTEM, "ftruncate failed (errno says why)");
 #endif
 }
 
@@ -5306,7 +5404,7 @@ static int srng_shm_grow(int fd, off_t want) {
 static int srng_shm_check_existing(int fd, off_t want) {
     struct stat st;
     unsigned owner, mode, me; /* uid_t and mode_t: unsigned, of some width */
-    if (fstat(fd, &st) != 0) return SHARED_RING_ERR_SYSTEM;
+    if (fstat(fd, &st) != 0) return srng_refuse(SHARED_RING_ERR_SYSTEM, "fstat failed (errno says why)");
     owner = st.st_uid;
     mode = st.st_mode & 0777u;
     me = geteuid();
@@ -5326,10 +5424,12 @@ SHARED_RING_API int shared_ring_shm_open(shared_ring_shm *shm, const char *name,
     uint64_t start = SHARED_RING_NOW_NS(), elapsed = 0;
     off_t want = SRNG_CAST(off_t, size);
     int fd;
-    if (shm == SRNG_NULL) return SHARED_RING_ERR_ARG;
+    if (shm == SRNG_NULL) return srng_refuse(SHARED_RING_ERR_ARG, "shm is NULL");
     srng_shm_reset(shm);
-    if (name == SRNG_NULL || strlen(name) > SRNG_SHM_NAME_MAX) return SHARED_RING_ERR_ARG;
-    if (want < 0 || SRNG_CAST(size_t, want) != size) return SHARED_RING_ERR_SIZE;
+    if (name == SRNG_NULL || strlen(name) > SRNG_SHM_NAME_MAX)
+        return srng_refuse(SHARED_RING_ERR_ARG, srng_bad_name_text);
+    if (want < 0 || SRNG_CAST(size_t, want) != size)
+        return srng_explain(SHARED_RING_ERR_SIZE, "size %u does not fit a file offset", size, 0, 0);
     for (;;) {
         if (size != 0) {
             /* Create it, or learn that it exists. Only the creator sizes it. */
@@ -5339,12 +5439,13 @@ SHARED_RING_API int shared_ring_shm_open(shared_ring_shm *shm, const char *name,
                 if (srng_shm_grow(fd, want) != SHARED_RING_OK) {
                     close(fd);
                     shm_unlink(name);
-                    return SHARED_RING_ERR_SYSTEM;
+                    return SHARED_RING_ERR_SYSTEM; /* srng_shm_grow said why */
                 }
                 shm->created = 1;
                 break;
             }
-            if (errno != EEXIST) return SHARED_RING_ERR_SYSTEM;
+            if (errno != EEXIST)
+                return srng_refuse(SHARED_RING_ERR_SYSTEM, "shm_open failed (errno says why)");
         }
         fd = shm_open(name, O_RDWR | O_NOFOLLOW, 0);
         if (fd >= 0) {
@@ -5353,11 +5454,12 @@ SHARED_RING_API int shared_ring_shm_open(shared_ring_shm *shm, const char *name,
             close(fd); /* r == 1: its creator is between shm_open and ftruncate */
             if (r != 1) return r;
         } else if (errno != ENOENT) {
-            return SHARED_RING_ERR_SYSTEM;
+            return srng_refuse(SHARED_RING_ERR_SYSTEM, "shm_open failed (errno says why)");
         }
         if (timeout_ns == 0) /* a zero timeout never says TIMEOUT */
             return srng_refuse(SHARED_RING_NOT_FORMATTED, "the object does not exist, or is not sized, yet");
-        if (!srng_nap_unless_timed_out(start, &elapsed, timeout_ns)) return SHARED_RING_TIMEOUT;
+        if (!srng_nap_unless_timed_out(start, &elapsed, timeout_ns))
+            return srng_refuse(SHARED_RING_TIMEOUT, "the object did not exist, sized, within the timeout");
     }
     return srng_shm_map_own(shm, fd, size);
 }
@@ -5377,9 +5479,9 @@ static int srng_seal_size(int fd) {
 
 SHARED_RING_API int shared_ring_shm_anonymous(shared_ring_shm *shm, size_t size) {
     int fd;
-    if (shm == SRNG_NULL) return SHARED_RING_ERR_ARG;
+    if (shm == SRNG_NULL) return srng_refuse(SHARED_RING_ERR_ARG, "shm is NULL");
     srng_shm_reset(shm);
-    if (size == 0) return SHARED_RING_ERR_SIZE;
+    if (size == 0) return srng_refuse(SHARED_RING_ERR_SIZE, "size is 0");
 #if defined(__linux__) && defined(SYS_memfd_create)
     /* MFD_CLOEXEC | MFD_ALLOW_SEALING */
     fd = SRNG_CAST(int, syscall(SYS_memfd_create, "shared_ring", 1u | 2u));
@@ -5398,11 +5500,12 @@ SHARED_RING_API int shared_ring_shm_anonymous(shared_ring_shm *shm, size_t size)
         if (fd >= 0) shm_unlink(name);
     }
 #endif
-    if (fd < 0) return SHARED_RING_ERR_SYSTEM;
+    if (fd < 0)
+        return srng_refuse(SHARED_RING_ERR_SYSTEM, "memfd_create or shm_open failed (errno says why)");
     if (SRNG_CAST(off_t, size) < 0 || ftruncate(fd, SRNG_CAST(off_t, size)) != 0 ||
         !srng_seal_size(fd)) {
         close(fd);
-        return SHARED_RING_ERR_SYSTEM;
+        return srng_refuse(SHARED_RING_ERR_SYSTEM, "sizing or sealing the memory failed (errno says why)");
     }
     shm->created = 1;
     return srng_shm_map_own(shm, fd, size);
@@ -5410,9 +5513,9 @@ SHARED_RING_API int shared_ring_shm_anonymous(shared_ring_shm *shm, size_t size)
 
 SHARED_RING_API int shared_ring_shm_map_fd(shared_ring_shm *shm, int fd) {
     int r;
-    if (shm == SRNG_NULL) return SHARED_RING_ERR_ARG;
+    if (shm == SRNG_NULL) return srng_refuse(SHARED_RING_ERR_ARG, "shm is NULL");
     srng_shm_reset(shm);
-    if (fd < 0) return SHARED_RING_ERR_ARG;
+    if (fd < 0) return srng_refuse(SHARED_RING_ERR_ARG, "fd is negative");
     r = srng_shm_map(shm, fd, 0);
     if (r != SHARED_RING_OK) srng_shm_reset(shm);
     return r;
@@ -5420,16 +5523,19 @@ SHARED_RING_API int shared_ring_shm_map_fd(shared_ring_shm *shm, int fd) {
 
 SHARED_RING_API int shared_ring_shm_close(shared_ring_shm *shm) {
     int ok;
-    if (shm == SRNG_NULL || shm->region == SRNG_NULL) return SHARED_RING_ERR_ARG;
+    if (shm == SRNG_NULL || shm->region == SRNG_NULL)
+        return srng_refuse(SHARED_RING_ERR_ARG, "shm is NULL, or not mapped");
     ok = munmap(shm->region, shm->size) == 0;
     if (shm->fd >= 0) ok &= close(shm->fd) == 0;
     srng_shm_reset(shm);
-    return ok ? SHARED_RING_OK : SHARED_RING_ERR_SYSTEM;
+    return ok ? SHARED_RING_OK : srng_refuse(SHARED_RING_ERR_SYSTEM, "unmapping or closing failed");
 }
 
 SHARED_RING_API int shared_ring_shm_unlink(const char *name) {
-    if (name == SRNG_NULL || strlen(name) > SRNG_SHM_NAME_MAX) return SHARED_RING_ERR_ARG;
-    return shm_unlink(name) == 0 ? SHARED_RING_OK : SHARED_RING_ERR_SYSTEM;
+    if (name == SRNG_NULL || strlen(name) > SRNG_SHM_NAME_MAX)
+        return srng_refuse(SHARED_RING_ERR_ARG, srng_bad_name_text);
+    if (shm_unlink(name) == 0) return SHARED_RING_OK;
+    return srng_refuse(SHARED_RING_ERR_SYSTEM, "shm_unlink failed (errno says why; ENOENT: no such name)");
 }
 #endif
 #endif /* SHARED_RING_SHM */
@@ -5444,13 +5550,13 @@ static void srng_notifier_reset(shared_ring_notifier *n) {
 #if defined(_WIN32)
 SHARED_RING_API int shared_ring_notifier_open(shared_ring_notifier *n) {
     int i;
-    if (n == SRNG_NULL) return SHARED_RING_ERR_ARG;
+    if (n == SRNG_NULL) return srng_refuse(SHARED_RING_ERR_ARG, "n is NULL");
     srng_notifier_reset(n);
     for (i = 0; i < 2; i++) {
         n->event[i] = CreateEventW(SRNG_NULL, FALSE, FALSE, SRNG_NULL); /* auto-reset */
         if (n->event[i] == SRNG_NULL) {
             (void)shared_ring_notifier_close(n);
-            return SHARED_RING_ERR_SYSTEM;
+            return srng_refuse(SHARED_RING_ERR_SYSTEM, "CreateEventW failed (GetLastError says why)");
         }
     }
     return SHARED_RING_OK;
@@ -5467,18 +5573,19 @@ static void srng_notifier_sleep(shared_ring_notifier *n, int end, uint64_t timeo
 }
 
 SHARED_RING_API int shared_ring_notifier_clear(shared_ring_notifier *n, int end) {
-    if (n == SRNG_NULL || (end != 0 && end != 1)) return SHARED_RING_ERR_ARG;
+    if (n == SRNG_NULL || (end != 0 && end != 1))
+        return srng_refuse(SHARED_RING_ERR_ARG, "n is NULL, or end is neither CONSUMER_END nor PRODUCER_END");
     (void)ResetEvent(n->event[end]);
     return SHARED_RING_OK;
 }
 
 SHARED_RING_API int shared_ring_notifier_close(shared_ring_notifier *n) {
     int ok = 1, i;
-    if (n == SRNG_NULL) return SHARED_RING_ERR_ARG;
+    if (n == SRNG_NULL) return srng_refuse(SHARED_RING_ERR_ARG, "n is NULL");
     for (i = 0; i < 2; i++)
         if (n->event[i] != SRNG_NULL) ok &= CloseHandle(n->event[i]) != 0;
     srng_notifier_reset(n);
-    return ok ? SHARED_RING_OK : SHARED_RING_ERR_SYSTEM;
+    return ok ? SHARED_RING_OK : srng_refuse(SHARED_RING_ERR_SYSTEM, "closing a descriptor failed");
 }
 #else
 #include <fcntl.h>
@@ -5509,11 +5616,11 @@ static int srng_notifier_end(shared_ring_notifier *n, int end) {
 }
 
 SHARED_RING_API int shared_ring_notifier_open(shared_ring_notifier *n) {
-    if (n == SRNG_NULL) return SHARED_RING_ERR_ARG;
+    if (n == SRNG_NULL) return srng_refuse(SHARED_RING_ERR_ARG, "n is NULL");
     srng_notifier_reset(n);
     if (srng_notifier_end(n, 0) && srng_notifier_end(n, 1)) return SHARED_RING_OK;
     (void)shared_ring_notifier_close(n);
-    return SHARED_RING_ERR_SYSTEM;
+    return srng_refuse(SHARED_RING_ERR_SYSTEM, "eventfd or pipe failed (errno says why)");
 }
 
 /* Make fd[end] readable. A full pipe or an eventfd near its limit is
@@ -5537,7 +5644,8 @@ static void srng_notifier_sleep(shared_ring_notifier *n, int end, uint64_t timeo
 
 SHARED_RING_API int shared_ring_notifier_clear(shared_ring_notifier *n, int end) {
     unsigned char buf[64];
-    if (n == SRNG_NULL || (end != 0 && end != 1)) return SHARED_RING_ERR_ARG;
+    if (n == SRNG_NULL || (end != 0 && end != 1))
+        return srng_refuse(SHARED_RING_ERR_ARG, "n is NULL, or end is neither CONSUMER_END nor PRODUCER_END");
     /* An eventfd reads whole (8 bytes); a pipe until it is empty. */
     while (read(n->fd[end], buf, sizeof buf) > 0 && n->fd[end] != n->signal_fd[end]) {
     }
@@ -5546,13 +5654,13 @@ SHARED_RING_API int shared_ring_notifier_clear(shared_ring_notifier *n, int end)
 
 SHARED_RING_API int shared_ring_notifier_close(shared_ring_notifier *n) {
     int ok = 1, i;
-    if (n == SRNG_NULL) return SHARED_RING_ERR_ARG;
+    if (n == SRNG_NULL) return srng_refuse(SHARED_RING_ERR_ARG, "n is NULL");
     for (i = 0; i < 2; i++) {
         if (n->signal_fd[i] >= 0 && n->signal_fd[i] != n->fd[i]) ok &= close(n->signal_fd[i]) == 0;
         if (n->fd[i] >= 0) ok &= close(n->fd[i]) == 0;
     }
     srng_notifier_reset(n);
-    return ok ? SHARED_RING_OK : SHARED_RING_ERR_SYSTEM;
+    return ok ? SHARED_RING_OK : srng_refuse(SHARED_RING_ERR_SYSTEM, "closing a descriptor failed");
 }
 #endif
 
@@ -5582,7 +5690,7 @@ static void srng_notifier_wake_producer(void *user, void *addr) {
 
 SHARED_RING_API int shared_ring_notifier_options(shared_ring_notifier *n, int end,
                                                  shared_ring_options *o) {
-    if (n == SRNG_NULL || o == SRNG_NULL) return SHARED_RING_ERR_ARG;
+    if (n == SRNG_NULL || o == SRNG_NULL) return srng_refuse(SHARED_RING_ERR_ARG, "n or o is NULL");
     if (end == SHARED_RING_CONSUMER_END) {
         o->wait = srng_notifier_wait_consumer;
         o->wake = srng_notifier_wake_producer; /* a consumer wakes its producer */
@@ -5590,7 +5698,8 @@ SHARED_RING_API int shared_ring_notifier_options(shared_ring_notifier *n, int en
         o->wait = srng_notifier_wait_producer;
         o->wake = srng_notifier_wake_consumer;
     } else {
-        return SHARED_RING_ERR_ARG;
+        return srng_explain(SHARED_RING_ERR_ARG,
+                            "end is %u, neither CONSUMER_END nor PRODUCER_END", SRNG_CAST(unsigned, end), 0, 0);
     }
     o->hook_user = n;
     return SHARED_RING_OK;
