@@ -88,6 +88,12 @@ $(B)/asan-fast-%: tests/%.c tests/impl.c $(TEST_HDRS) tests/fuzz_main.h | $(B)
 	$(CC) -std=c11 -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all $(WARN) \
 	    -DTEST_IMPLEMENTATION_ELSEWHERE -o $@ $< tests/impl.c $(LDFLAGS) $(LIBS)
 
+# A C++ engine's alignas(32) command stream built in place with aligned
+# claims, under UBSan's alignment check (a misaligned command aborts).
+$(B)/ubsan-aligned_commands: tests/aligned_commands.cpp $(HDR) | $(B)
+	$(CXX) -std=c++17 -O1 -g -fsanitize=undefined -fno-sanitize-recover=all $(WARN) -o $@ $< \
+	    $(LDFLAGS) $(LIBS)
+
 # The notifier with pipes, as POSIX systems without eventfd make it.
 $(B)/notifier-pipes: tests/notifier.c $(TEST_HDRS) | $(B)
 	$(CC) -std=c11 $(CFLAGS) $(WARN) -DSHARED_RING_NOTIFIER_PIPES -o $@ $< $(LDFLAGS) $(LIBS)
@@ -284,7 +290,7 @@ OS_TESTS = $(B)/os_wait $(B)/clock_fail $(B)/mixed_builds $(B)/ulock-ulock_timeo
 # "make test: N passed, M failed", and fails if M > 0.
 test: $(B)/unit $(B)/results $(B)/stress $(B)/fenced-stress $(B)/crash $(B)/liveness $(B)/mutate \
       $(B)/wakeup_hole $(B)/shm_trust $(B)/kernel_lock $(B)/notifier $(B)/notifier-pipes \
-      $(B)/interleave $(FAST_TESTS) $(B)/fast_path \
+      $(B)/interleave $(FAST_TESTS) $(B)/fast_path $(B)/ubsan-aligned_commands \
       $(OS_TESTS) \
       $(addprefix $(B)/,$(COMPILE_TESTS)) $(addprefix $(B)/fuzz_,$(FUZZ_TARGETS)) examples \
       bench/bench
@@ -309,6 +315,7 @@ test: $(B)/unit $(B)/results $(B)/stress $(B)/fenced-stress $(B)/crash $(B)/live
 	    "./$(B)/notifier" \
 	    "./$(B)/notifier-pipes" \
 	    "./$(B)/fast_path" \
+	    "./$(B)/ubsan-aligned_commands" \
 	    "./$(B)/fast-results shared_ring.h" \
 	    "./$(B)/fast-mutate $(MUTATE_CALLS)" \
 	    "./$(B)/fast-stress $(FAST_STRESS_MESSAGES)" \

@@ -1,6 +1,8 @@
 /* Cross-ABI sharing: built once as a 32-bit and once as a 64-bit program,
    run as producer in one ABI and consumer in the other over one file-backed
-   mapping. Random sizes, sequence numbers and checksums (message_check.h).
+   mapping. Random sizes, sequence numbers and checksums (message_check.h);
+   message seq is claimed at an alignment of 8 << (seq % 4) bytes (8, 16,
+   32, 64) and must arrive at it.
 
    usage: cross_abi format FILE [CAPACITY]    (default 64 KiB)
           cross_abi produce FILE COUNT
@@ -39,6 +41,15 @@ static void *map_file(const char *path, size_t capacity, size_t *size) {
     return mem == MAP_FAILED ? NULL : mem;
 }
 
+static size_t alignment_of(uint64_t seq) { return (size_t)8u << (seq % 4u); }
+
+/* message_tally_check, and the message's alignment. */
+static int check_aligned(void *user, const void *data, size_t len) {
+    message_tally *v = (message_tally *)user;
+    if ((uintptr_t)data % alignment_of(v->delivered) != 0) v->bad++;
+    return message_tally_check(user, data, len);
+}
+
 static int produce(void *mem, size_t size, uint64_t count) {
     shared_ring_producer p;
     uint64_t seq;
@@ -46,7 +57,9 @@ static int produce(void *mem, size_t size, uint64_t count) {
     for (seq = 0; seq < count; seq++) {
         size_t len = message_len(seq, MAX_LEN);
         void *dst;
-        if (shared_ring_claim(&p, len, &dst, 10000000000ull) != SHARED_RING_OK) return 3;
+        if (shared_ring_claim_aligned(&p, len, alignment_of(seq), &dst, 10000000000ull) !=
+            SHARED_RING_OK)
+            return 3;
         message_fill(seq, (unsigned char *)dst, len);
         shared_ring_commit(&p, len);
     }
@@ -58,7 +71,7 @@ static int consume(void *mem, size_t size, uint64_t count) {
     message_tally v = { 0, 0, MAX_LEN };
     int r;
     if (shared_ring_attach_consumer(&c, mem, size, NULL) != SHARED_RING_OK) return 2;
-    while ((r = shared_ring_read(&c, message_tally_check, &v, 10000000000ull)) >= 0) {
+    while ((r = shared_ring_read(&c, check_aligned, &v, 10000000000ull)) >= 0) {
     }
     printf("cross_abi: %u-bit consumer got %llu of %llu messages, %llu bad, ended with %s\n",
            (unsigned)(sizeof(void *) * 8), (unsigned long long)v.delivered,

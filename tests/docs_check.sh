@@ -6,7 +6,10 @@
 # - every compile-time option the header reads (#ifndef SHARED_RING_...)
 #   is in the header's section 6 and in docs/api.md;
 # - every example program is in docs/usage.md, in CMakeLists.txt and in the
-#   Makefile's EXAMPLES (which make test builds and runs).
+#   Makefile's EXAMPLES (which make test builds and runs);
+# - the layout version is the code's wherever the docs name it.
+# (The result lists of docs/api.md are tied to the header's by
+# tests/results.c.)
 # Prints "docs: P passed, F failed"; exits non-zero if F > 0.
 set -u
 cd "$(dirname "$0")/.."
@@ -54,6 +57,19 @@ for path in examples/*.c; do
     if grep -qw "$e" CMakeLists.txt; then ok; else bad "examples/$e.c is not in CMakeLists.txt"; fi
     if has_word "$e" "$examples"; then ok; else bad "examples/$e.c is not in the Makefile's EXAMPLES"; fi
 done
+
+# The layout version the code formats is the one the manual, the
+# revision history, docs/api.md and the stat tool name.
+layout=$(sed -n 's/^#define SHARED_RING_LAYOUT_VERSION \([0-9]*\)u$/\1/p' $H)
+[ -n "$layout" ] || bad "no SHARED_RING_LAYOUT_VERSION in the header"
+if grep -q "^          4    4  format    version     layout version, $layout\$" $H; then ok
+else bad "the header's layout table does not say version $layout"; fi
+if grep -q "^   [0-9.]*  layout version $layout:" $H; then ok
+else bad "the header's revision history does not name layout version $layout"; fi
+if grep -q "the region's layout version ($layout)" docs/api.md; then ok
+else bad "docs/api.md does not say layout version $layout"; fi
+if grep -q "Offsets of layout $layout " tools/shared_ring_stat.c; then ok
+else bad "tools/shared_ring_stat.c does not read layout $layout"; fi
 
 echo "docs: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

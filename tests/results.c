@@ -315,6 +315,29 @@ static int p_claim_huge(shared_ring_producer *p) {
     void *out;
     return shared_ring_claim(p, CAPACITY, &out, 0);
 }
+static int p_claim_aligned(shared_ring_producer *p) {
+    void *out;
+    int r = shared_ring_claim_aligned(p, 8, 32, &out, 0);
+    if (r == SHARED_RING_OK) shared_ring_abort(p);
+    return r;
+}
+static int p_claim_aligned_timed(shared_ring_producer *p) {
+    void *out;
+    int r = shared_ring_claim_aligned(p, 8, 64, &out, 1000000);
+    if (r == SHARED_RING_OK) shared_ring_abort(p);
+    return r;
+}
+static int p_claim_aligned_24(shared_ring_producer *p) {
+    void *out;
+    return shared_ring_claim_aligned(p, 8, 24, &out, 0);
+}
+static int p_claim_aligned_null(shared_ring_producer *p) {
+    return shared_ring_claim_aligned(p, 8, 16, NULL, 0);
+}
+static int p_claim_aligned_huge(shared_ring_producer *p) {
+    void *out;
+    return shared_ring_claim_aligned(p, CAPACITY, 16, &out, 0);
+}
 static int p_commit(shared_ring_producer *p) { return shared_ring_commit(p, 0); }
 static int p_commit_too_long(shared_ring_producer *p) { return shared_ring_commit(p, 1u << 20); }
 static int p_abort(shared_ring_producer *p) { return shared_ring_abort(p); }
@@ -354,6 +377,11 @@ static const producer_call producer_calls[] = {
     { "claim", p_claim_timed },
     { "claim", p_claim_null },
     { "claim", p_claim_huge },
+    { "claim_aligned", p_claim_aligned },
+    { "claim_aligned", p_claim_aligned_timed },
+    { "claim_aligned", p_claim_aligned_24 },
+    { "claim_aligned", p_claim_aligned_null },
+    { "claim_aligned", p_claim_aligned_huge },
     { "commit", p_commit },
     { "commit", p_commit_too_long },
     { "abort", p_abort },
@@ -811,6 +839,16 @@ static void adopt_in_a_second_child(int producer) {
                  status == 100 ? -1 : -status, status != 100);
 }
 
+TEST(an_aligned_claim_on_a_region_not_that_aligned_is_refused) {
+    static alignas(128) unsigned char other[SHARED_RING_HEADER_SIZE + CAPACITY + 64];
+    shared_ring_producer p = { 0 };
+    void *out;
+    CHECK_EQ(shared_ring_format(other + 8, REGION_SIZE, CAPACITY, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_producer(&p, other + 8, REGION_SIZE, NULL), SHARED_RING_OK);
+    CHECK_CALL("claim_aligned", "region 8 bytes off", shared_ring_claim_aligned(&p, 8, 16, &out, 0));
+    CHECK_EQ(shared_ring_detach_producer(&p), SHARED_RING_OK);
+}
+
 TEST(an_adopt_after_another_childs_is_refused_busy) {
     adopt_in_a_second_child(1);
     adopt_in_a_second_child(0);
@@ -917,6 +955,7 @@ TEST(every_int_function_has_a_documented_result_list) {
         "write_bytes",
         "write_str",
         "claim",
+        "claim_aligned",
         "commit",
         "abort",
         "cork",
@@ -983,6 +1022,60 @@ static int known_gap(const char *function, int r) {
     return 0;
 }
 
+/* docs/api.md's tables: each row that names int functions in its first
+   cell lists, in its last, exactly the results the header lists for each
+   of them (no "same", no "..."). */
+static char *api_text;
+
+static void names_in_results(unsigned mask, char *out, size_t size) {
+    size_t i, at = 0;
+    out[0] = 0;
+    for (i = 0; i < N_RESULTS; i++)
+        if (mask & (1u << -result_names[i].value))
+            at += (size_t)snprintf(out + at, size - at, "%s ", result_names[i].name);
+}
+
+TEST(docs_api_md_lists_each_functions_documented_results) {
+    char *line = api_text, *next;
+    int rows = 0;
+    CHECK(api_text != NULL);
+    for (; line != NULL && *line != 0; line = next) {
+        char *end = strchr(line, '\n'), *first_end, *last_start, *last_end, *p;
+        next = end != NULL ? end + 1 : NULL;
+        if (strncmp(line, "| `shared_ring_", 15) != 0) continue;
+        if (end == NULL) end = line + strlen(line);
+        first_end = strchr(line + 1, '|');
+        last_end = end;
+        while (last_end > line && last_end[-1] != '|') last_end--;
+        last_end--; /* the row's closing '|' */
+        last_start = last_end;
+        while (last_start > line && last_start[-1] != '|') last_start--;
+        for (p = line; p < first_end && (p = strstr(p, "shared_ring_")) != NULL && p < first_end;) {
+            char name[64];
+            size_t n = 0;
+            const documented *d;
+            documented row;
+            p += 12;
+            while (is_word_char(p[n]) && n < sizeof name - 1) n++;
+            snprintf(name, sizeof name, "%.*s", (int)n, p);
+            p += n;
+            d = doc_of(name);
+            if (d == NULL) continue; /* not an int function */
+            rows++;
+            parse_list(last_start, last_end, &row);
+            if (row.negatives != d->negatives) {
+                char want[400], got[400];
+                names_in_results(d->negatives, want, sizeof want);
+                names_in_results(row.negatives, got, sizeof got);
+                fprintf(stderr, "  docs/api.md, shared_ring_%s: lists %s; the header: %s\n", name,
+                        got, want);
+                harness_current_failed = 1;
+            }
+        }
+    }
+    CHECK(rows >= n_docs); /* every int function has a row */
+}
+
 TEST(every_documented_refusal_was_walked_and_said_why) {
     int i, k;
     for (i = 0; i < n_docs; i++)
@@ -1005,17 +1098,20 @@ int main(int argc, char **argv) {
     if (strstr(header_text, "#endif /* SHARED_RING_H */") != NULL)
         *strstr(header_text, "#endif /* SHARED_RING_H */") = 0;
     parse_header(header_text);
+    api_text = read_file(argc > 2 ? argv[2] : "docs/api.md");
     region = (unsigned char *)mmap(NULL, REGION_SIZE, PROT_READ | PROT_WRITE,
                                    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (region == (unsigned char *)MAP_FAILED) return 2;
     mark();
     snprintf(marker_text, sizeof marker_text, "%s", shared_ring_why());
     RUN(every_int_function_has_a_documented_result_list);
+    RUN(docs_api_md_lists_each_functions_documented_results);
     RUN(every_producer_call_in_every_state_returns_a_documented_result);
     RUN(every_consumer_call_in_every_state_returns_a_documented_result);
     RUN(format_and_attach_on_every_kind_of_region_return_documented_results);
     RUN(a_second_handle_of_a_side_and_a_stopped_prepare_are_refused_busy);
     RUN(an_adopt_after_another_childs_is_refused_busy);
+    RUN(an_aligned_claim_on_a_region_not_that_aligned_is_refused);
     RUN(shared_memory_helpers_return_documented_results);
     RUN(notifier_calls_return_documented_results);
     RUN(every_documented_refusal_was_walked_and_said_why);

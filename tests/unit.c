@@ -705,6 +705,177 @@ TEST(claim_with_null_out_is_an_argument_error) {
     CHECK_EQ(shared_ring_claim(&prod, 8, NULL, 0), SHARED_RING_ERR_ARG);
 }
 
+/* ---- aligned claims ------------------------------------------------------- */
+
+/* Aligned claims of lengths 0..40 mixed with plain 3-byte writes, `laps`
+   times round a 1024-byte ring, read with read_some or peek: every
+   aligned message arrives at its alignment with its bytes, in order, and
+   no filler is ever delivered. */
+typedef struct aligned_check {
+    size_t align;
+    int next, bad;
+} aligned_check;
+static int check_aligned_message(void *user, const void *data, size_t len) {
+    aligned_check *a = (aligned_check *)user;
+    int n = a->next++;
+    if (n % 2 == 1) { /* a plain write */
+        if (len != 3 || memcmp(data, "abc", 3) != 0) a->bad++;
+        return 0;
+    }
+    if (len != (size_t)(n / 2 % 41) || (uintptr_t)data % a->align != 0) a->bad++;
+    for (size_t i = 0; i < len; i++)
+        if (((const unsigned char *)data)[i] != (unsigned char)(n + i)) a->bad++;
+    return 0;
+}
+static void stream_aligned(size_t align, int use_peek) {
+    aligned_check a = { align, 0, 0 };
+    int n, written = 0;
+    setup(1024, 0);
+    for (n = 0; n < 400; n += 2) {
+        size_t len = (size_t)(n / 2 % 41);
+        void *dst;
+        CHECK_EQ(shared_ring_claim_aligned(&prod, len, align, &dst, 0), SHARED_RING_OK);
+        CHECK((uintptr_t)dst % align == 0);
+        for (size_t i = 0; i < len; i++) ((unsigned char *)dst)[i] = (unsigned char)(n + i);
+        CHECK_EQ(shared_ring_commit(&prod, len), SHARED_RING_OK);
+        CHECK_EQ(shared_ring_write_bytes(&prod, "abc", 3, 0), SHARED_RING_OK);
+        written += 2;
+        if (n % 8 == 6) { /* read every fourth pair: the ring laps many times */
+            if (use_peek) {
+                shared_ring_message m;
+                while (shared_ring_peek(&cons, &m) == SHARED_RING_OK)
+                    check_aligned_message(&a, m.data, m.len);
+                CHECK(shared_ring_release(&cons) > 0);
+            } else {
+                CHECK(shared_ring_read_some(&cons, check_aligned_message, &a) > 0);
+            }
+        }
+    }
+    CHECK_EQ(a.next, written);
+    CHECK_EQ(a.bad, 0);
+}
+
+TEST(aligned_claims_of_16_32_and_64_are_read_back_at_that_alignment) {
+    stream_aligned(16, 0);
+    stream_aligned(32, 0);
+    stream_aligned(64, 0);
+}
+
+TEST(aligned_claims_are_peeked_at_their_alignment) {
+    stream_aligned(16, 1);
+    stream_aligned(64, 1);
+}
+
+TEST(an_aligned_claim_costs_at_most_align_minus_8_bytes_of_filler) {
+    void *dst;
+    uint64_t before;
+    setup(1024, 0);
+    CHECK_EQ(shared_ring_write_bytes(&prod, "x", 1, 0), SHARED_RING_OK); /* write_pos 16 */
+    before = region_u64(128);
+    CHECK_EQ(shared_ring_claim_aligned(&prod, 64, 64, &dst, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_commit(&prod, 64), SHARED_RING_OK);
+    /* payload at 64 k: its header at 64 k - 8, so a 40-byte filler from 16 */
+    CHECK_EQ(region_u64(128) - before, 40 + 8 + 64);
+    CHECK(region_u64(128) - before <= 64 - 8 + 8 + 64);
+}
+
+TEST(an_aborted_aligned_claim_leaves_no_filler) {
+    seen s;
+    void *dst;
+    setup(1024, 0);
+    CHECK_EQ(shared_ring_write_bytes(&prod, "x", 1, 0), SHARED_RING_OK);
+    CHECK_EQ(drain(&s), 1);
+    CHECK_EQ(shared_ring_claim_aligned(&prod, 8, 32, &dst, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_abort(&prod), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_flush(&prod), SHARED_RING_OK);
+    CHECK_EQ(drain(&s), SHARED_RING_EMPTY);
+    CHECK_EQ(region_u64(128), 16); /* nothing written past the first message */
+    CHECK_EQ(shared_ring_write_bytes(&prod, "y", 1, 0), SHARED_RING_OK);
+    CHECK_EQ(drain(&s), 1);
+    CHECK(s.text[0] == 'y');
+}
+
+TEST(an_aligned_claim_that_does_not_fit_before_the_lap_end_starts_at_offset_0) {
+    seen s;
+    void *dst;
+    setup(256, 0);
+    CHECK_EQ(shared_ring_write_bytes(&prod, region, 112, 0), SHARED_RING_OK); /* to 120 */
+    CHECK_EQ(shared_ring_write_bytes(&prod, region, 80, 0), SHARED_RING_OK);  /* to 208 */
+    CHECK_EQ(drain(&s), 2);
+    CHECK_EQ(shared_ring_claim_aligned(&prod, 24, 32, &dst, 0), SHARED_RING_OK);
+    /* 208 + 8 is 24 mod 32: the record and its filler (8 bytes) would end
+       at 264, past the lap; padding to 256, then a 24-byte filler at 0 */
+    CHECK(dst == region + SHARED_RING_HEADER_SIZE + 32);
+    memcpy(dst, "aligned at offset 32 ...", 24);
+    CHECK_EQ(shared_ring_commit(&prod, 24), SHARED_RING_OK);
+    CHECK_EQ(drain(&s), 1);
+    CHECK(s.ptrs[0] == dst && s.lens[0] == 24);
+}
+
+TEST(an_aligned_claim_in_a_cork_goes_out_with_the_batch) {
+    seen s;
+    void *dst;
+    setup(1024, 0);
+    CHECK_EQ(shared_ring_cork(&prod), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_write_bytes(&prod, "a", 1, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_claim_aligned(&prod, 16, 64, &dst, 0), SHARED_RING_OK);
+    memcpy(dst, "sixteen bytes!!!", 16);
+    CHECK_EQ(shared_ring_commit(&prod, 16), SHARED_RING_OK);
+    CHECK_EQ(drain(&s), SHARED_RING_EMPTY);
+    CHECK_EQ(shared_ring_uncork(&prod), SHARED_RING_OK);
+    CHECK_EQ(drain(&s), 2);
+    CHECK(s.ptrs[1] == dst && (uintptr_t)s.ptrs[1] % 64 == 0);
+}
+
+TEST(claim_aligned_takes_only_8_16_32_or_64) {
+    static const size_t bad[] = { 0, 1, 4, 24, 128, 4096 };
+    void *dst = region;
+    setup(1024, 0);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        CHECK_EQ(shared_ring_claim_aligned(&prod, 8, bad[i], &dst, 0), SHARED_RING_ERR_ARG);
+        CHECK(dst == NULL);
+    }
+    CHECK_EQ(shared_ring_claim_aligned(&prod, 8, 8, &dst, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_abort(&prod), SHARED_RING_OK);
+}
+
+TEST(claim_aligned_refuses_a_region_not_that_aligned_in_this_process) {
+    void *dst;
+    size_t size = shared_ring_region_size(1024, 0);
+    /* region + 16: 16-aligned, not 32-aligned */
+    CHECK_EQ(shared_ring_format(region + 16, size, 1024, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_producer(&prod, region + 16, size, taking_back()), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_claim_aligned(&prod, 8, 16, &dst, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_abort(&prod), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_claim_aligned(&prod, 8, 32, &dst, 0), SHARED_RING_ERR_ALIGN);
+    CHECK(strstr(shared_ring_why(), "32-byte aligned") != NULL);
+    CHECK_EQ(shared_ring_detach_producer(&prod), SHARED_RING_OK);
+}
+
+TEST(an_aligned_claim_longer_than_max_message_is_too_big) {
+    void *dst;
+    setup(1024, 100);
+    CHECK_EQ(shared_ring_claim_aligned(&prod, 101, 64, &dst, 0), SHARED_RING_ERR_TOO_BIG);
+    /* the filler's room is not counted against max_message */
+    CHECK_EQ(shared_ring_claim_aligned(&prod, 100, 64, &dst, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_commit(&prod, 100), SHARED_RING_OK);
+}
+
+TEST(a_restarted_producer_continues_after_aligned_messages) {
+    seen s;
+    void *dst;
+    setup(1024, 0);
+    CHECK_EQ(shared_ring_claim_aligned(&prod, 8, 64, &dst, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_commit(&prod, 8), SHARED_RING_OK);
+    /* a restart finds the end by walking the records from write_pos,
+       which the region may hold one record behind */
+    set_region_u64(128, 0);
+    CHECK_EQ(shared_ring_attach_producer(&prod, region, region_bytes, taking_back()), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_write_bytes(&prod, "next", 4, 0), SHARED_RING_OK);
+    CHECK_EQ(drain(&s), 2);
+    CHECK(s.lens[0] == 8 && s.lens[1] == 4);
+}
+
 TEST(cork_holds_publication_until_uncork) {
     seen s;
     setup(1024, 0);
@@ -1866,6 +2037,28 @@ static void setup_256_at(uint64_t start) {
     CHECK_EQ(shared_ring_format(region, region_bytes, 256, 0), SHARED_RING_OK);
     set_region_u64(128, start);
     set_region_u64(256, start);
+}
+
+/* A filler a hostile region forged at `off` of a 256-byte ring that
+   otherwise holds nothing. */
+static void forge_filler_256(size_t off, uint32_t len) {
+    setup_256_at(0);
+    set_region_u64(SHARED_RING_HEADER_SIZE + off, (uint64_t)((uint32_t)off | 1u) << 32 | len);
+    set_region_u64(128, off + 64);
+    set_region_u64(256, off);
+    CHECK_EQ(shared_ring_attach_consumer(&cons, region, region_bytes, taking_back()), SHARED_RING_OK);
+}
+
+TEST(a_filler_that_reaches_the_lap_end_is_corruption) {
+    seen s;
+    forge_filler_256(200, 0xFFFFFFF7u); /* 56 bytes: to 256 exactly, no room for its record */
+    CHECK_EQ(drain(&s), SHARED_RING_ERR_CORRUPT);
+}
+
+TEST(a_filler_of_no_length_is_corruption) {
+    seen s;
+    forge_filler_256(64, 0xFFFFFFF0u);
+    CHECK_EQ(drain(&s), SHARED_RING_ERR_CORRUPT);
 }
 
 /* Once the read passed them, records at [320, 528): offsets 64 to 240 of
@@ -3092,6 +3285,18 @@ int main(void) {
     RUN(write_str_sends_the_characters_without_the_terminator);
     RUN(write_str_longer_than_max_is_rejected_without_reading_past_max);
     RUN(claim_gives_aligned_space_that_commit_publishes);
+    RUN(aligned_claims_of_16_32_and_64_are_read_back_at_that_alignment);
+    RUN(aligned_claims_are_peeked_at_their_alignment);
+    RUN(an_aligned_claim_costs_at_most_align_minus_8_bytes_of_filler);
+    RUN(an_aborted_aligned_claim_leaves_no_filler);
+    RUN(an_aligned_claim_that_does_not_fit_before_the_lap_end_starts_at_offset_0);
+    RUN(an_aligned_claim_in_a_cork_goes_out_with_the_batch);
+    RUN(claim_aligned_takes_only_8_16_32_or_64);
+    RUN(claim_aligned_refuses_a_region_not_that_aligned_in_this_process);
+    RUN(an_aligned_claim_longer_than_max_message_is_too_big);
+    RUN(a_restarted_producer_continues_after_aligned_messages);
+    RUN(a_filler_that_reaches_the_lap_end_is_corruption);
+    RUN(a_filler_of_no_length_is_corruption);
     RUN(commit_larger_than_the_claim_fails_and_keeps_the_claim);
     RUN(commit_without_claim_is_a_state_error);
     RUN(abort_drops_the_claim);
