@@ -250,7 +250,9 @@ run-examples: examples
 	@for e in $(RUN_ALONE); do \
 	    ./$(EB)/$$e > $(EB)/$$e.log 2>&1 || { cat $(EB)/$$e.log; echo "example $$e failed"; exit 1; }; \
 	done
-	@echo "examples: $(words $(RUN_ALONE)) passed, 0 failed"
+	@./$(EB)/logger 200 300 > $(EB)/logger-300.log 2>&1 || \
+	    { tail -3 $(EB)/logger-300.log; echo "example logger with 300 threads failed"; exit 1; }
+	@echo "examples: $(words $(RUN_ALONE)) passed, 0 failed (and the logger with 300 threads)"
 	@sh tests/shm_examples.sh $(EB)
 
 # ---- install ---------------------------------------------------------------------
@@ -259,7 +261,8 @@ install: shared_ring.pc.in cmake/shared_ringConfig.cmake.in
 	install -m 644 shared_ring.h $(DESTDIR)$(INCLUDEDIR)/shared_ring.h
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' shared_ring.pc.in \
 	    > $(DESTDIR)$(PKGCONFIGDIR)/shared_ring.pc
-	sed -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' cmake/shared_ringConfig.cmake.in \
+	rel=$$(realpath -m --relative-to=$(CMAKEDIR) $(INCLUDEDIR) 2>/dev/null || echo ../../../include); \
+	sed -e "s|@REL_INCLUDEDIR@|$$rel|g" cmake/shared_ringConfig.cmake.in \
 	    > $(DESTDIR)$(CMAKEDIR)/shared_ringConfig.cmake
 	sed -e 's|@VERSION@|$(VERSION)|g' cmake/shared_ringConfigVersion.cmake.in \
 	    > $(DESTDIR)$(CMAKEDIR)/shared_ringConfigVersion.cmake

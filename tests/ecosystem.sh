@@ -13,11 +13,11 @@ CC=${CC:-cc}
 CXX=${CXX:-c++}
 passed=0 failed=0
 
-check() { # NAME FUNCTION: run FUNCTION in a fresh directory, in a subshell
+check() { # NAME FUNCTION [ARGS]: run FUNCTION in a fresh directory, in a subshell
     dir="$WORK/$(echo "$1" | tr -c 'a-zA-Z0-9\n' _)"
     mkdir -p "$dir"
     # Not inside the `if`: there `set -e` would be ignored, even in a subshell.
-    (cd "$dir" || exit 1; set -e; "$2") > "$dir.log" 2>&1
+    (cd "$dir" || exit 1; set -e; shift; "$@") > "$dir.log" 2>&1
     if [ $? -eq 0 ]; then
         echo "  $1: ok"
         passed=$((passed + 1))
@@ -156,6 +156,36 @@ cmake_find_package_make_install() {
     cmake_app "find_package(shared_ring $(version) CONFIG REQUIRED)" -DCMAKE_PREFIX_PATH="$PWD/prefix"
 }
 
+cmake_find_package_moved_make_install() {
+    make -s -C "$REPO" install PREFIX="$PWD/first" > /dev/null
+    mv first moved
+    cmake_app "find_package(shared_ring $(version) CONFIG REQUIRED)" -DCMAKE_PREFIX_PATH="$PWD/moved"
+}
+
+# find_package(shared_ring 0.<minor - 1>) must not accept this 0.<minor>
+# (whose rings the older one refuses); no app is built.
+older_minor_refused() { # how: make | cmake
+    v=$(version)
+    older="${v%%.*}.$(( $(echo "$v" | cut -d. -f2) - 1 ))"
+    if [ "$1" = make ]; then
+        make -s -C "$REPO" install PREFIX="$PWD/prefix" > /dev/null
+    else
+        cmake -S "$REPO" -B lib -DSHARED_RING_BUILD_TESTS=OFF -DSHARED_RING_BUILD_EXAMPLES=OFF \
+            -DSHARED_RING_BUILD_BENCH=OFF -DSHARED_RING_INSTALL=ON > /dev/null
+        cmake --install lib --prefix "$PWD/prefix" > /dev/null
+    fi
+    printf 'cmake_minimum_required(VERSION 3.14)\nproject(probe NONE)\nfind_package(shared_ring %s CONFIG)\nif(shared_ring_FOUND)\n  message(FATAL_ERROR "accepted")\nendif()\nfind_package(shared_ring %s CONFIG REQUIRED)\n' \
+        "$older" "$v" > CMakeLists.txt
+    cmake -S . -B build -DCMAKE_PREFIX_PATH="$PWD/prefix"
+}
+
+# A project that adds the library gets its target, not its tests,
+# examples or benchmark.
+cmake_add_subdirectory_builds_only_the_app() {
+    cmake_app "add_subdirectory($REPO shared_ring_build)"
+    ! cmake --build build --target help | grep -q 'shared_ring_unit\|quickstart\|shared_ring_bench'
+}
+
 cmake_find_package_cmake_install() {
     cmake -S "$REPO" -B lib -DSHARED_RING_BUILD_TESTS=OFF -DSHARED_RING_BUILD_EXAMPLES=OFF \
         -DSHARED_RING_BUILD_BENCH=OFF -DSHARED_RING_INSTALL=ON > /dev/null
@@ -173,6 +203,10 @@ for APP_LANG in C CXX; do
     check "$APP_LANG: CMake find_package after make install" cmake_find_package_make_install
     check "$APP_LANG: CMake find_package after cmake --install" cmake_find_package_cmake_install
 done
+check "CMake find_package after make install, prefix moved" cmake_find_package_moved_make_install
+check "CMake add_subdirectory builds no tests, examples or bench" cmake_add_subdirectory_builds_only_the_app
+check "find_package of the previous 0.x minor refuses this one (make install)" older_minor_refused make
+check "find_package of the previous 0.x minor refuses this one (cmake --install)" older_minor_refused cmake
 
 echo "ecosystem: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -96,7 +96,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t n) {
     memset(&m, 0, sizeof m);
     capacity = (size_t)64 << (in[0] % 7u);
     size = shared_ring_region_size(capacity, 0);
-    region = (unsigned char *)malloc(size);
+    region = (unsigned char *)aligned_alloc(128, (size + 127u) & ~(size_t)127u);
     if (region == NULL || shared_ring_format(region, size, capacity, 0) != SHARED_RING_OK) abort();
     if (shared_ring_attach_producer(&p, region, size, NULL) != SHARED_RING_OK) abort();
     if (shared_ring_attach_consumer(&c, region, size, NULL) != SHARED_RING_OK) abort();
@@ -121,9 +121,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t n) {
             if (r == SHARED_RING_OK) model_push(&m, f.use, 0);
             break;
         }
-        case 2: { /* claim */
+        case 2: { /* claim, aligned to 8, 16, 32 or 64 */
             void *dst;
-            r = shared_ring_claim(&p, len, &dst, 0);
+            size_t align = (size_t)8 << (in[i + 2] >> 6);
+            r = shared_ring_claim_aligned(&p, len, align, &dst, 0);
+            if (r == SHARED_RING_OK && (uintptr_t)dst % align != 0) abort();
             if (r == SHARED_RING_OK) {
                 fill_pattern((unsigned char *)dst, m.next_seq, len);
                 claim_open = 1;
