@@ -35,6 +35,7 @@
      shared_ring_claim_aligned(&p, len, align, &ptr, ns)  16/32/64-aligned
      shared_ring_cork(&p) / shared_ring_uncork(&p) / shared_ring_flush(&p)
      shared_ring_close(&p)                              end of stream
+     shared_ring_producer_peer_fd(&p)                   readable when the consumer dies
    Consumer:
      shared_ring_read(&c, fn, user, ns)                 wait, then read a batch
      shared_ring_read_some(&c, fn, user)                read what is there now
@@ -42,6 +43,7 @@
      shared_ring_peek(&c, &msg) + shared_ring_release(&c)   pull, in place
      shared_ring_wait_any(rings, n, ns)                 many rings, one sleep
      shared_ring_arm(&c)                                before an event loop sleeps
+     shared_ring_consumer_peer_fd(&c)                   readable when the producer dies
    Either side, anything:
      shared_ring_result_string(r)  shared_ring_why()    what went wrong
      shared_ring_producer_stats  shared_ring_consumer_stats  shared_ring_producer_usage
@@ -690,6 +692,9 @@ typedef struct shared_ring_side {
     uint64_t peer_owner; /* the peer's owner word at that check */
     int lock_fd;         /* our description of the region's file, holding
                             our side's lock (-1: none) */
+    int peer_fd;         /* a pidfd of the peer's process, for event loops
+                            (shared_ring_*_peer_fd; -1: none) */
+    uint64_t peer_fd_owner; /* the peer's owner word peer_fd was opened for */
     shared_ring_wait_fn wait;
     shared_ring_wake_fn wake;
     void *hook_user;
@@ -1051,6 +1056,27 @@ SHARED_RING_API int shared_ring_release(shared_ring_consumer *c);
    has none, so its publishes could not signal the loop; or inside a
    callback); ERR_CORRUPT; ERR_HANDLE. */
 SHARED_RING_API int shared_ring_arm(shared_ring_consumer *c);
+
+/* Event loops: a descriptor that becomes readable when the peer's process
+   ends (a Linux pidfd), for your loop to watch beside its notifier, so
+   that a kill -9 reaches the loop without a timer. Once it is readable,
+   the next call that finds nothing to do (read_some, peek, wait or arm
+   finding no message; a write with timeout 0 finding no room) says
+   PEER_GONE, after what the peer published. The handle owns it: do not
+   close it; it stays the same while the peer does and is closed by
+   detach or by a later call that returns another (a new peer attached):
+   take it out of your loop when a call says PEER_GONE. A peer in this
+   process needs none: its detach wakes your notifier (a thread that exits
+   attached is no death: close in a thread-exit destructor). Consumer /
+   producer side respectively; never blocks.
+   Returns: a descriptor >= 0; PEER_GONE (the peer's process is gone
+   already); ERR_STATE (no peer attached, the peer is in this process, the
+   peer's process is in another pid namespace or cannot be placed, or
+   inside a callback); ERR_SYSTEM (no pidfd: not Linux, Linux before 5.3,
+   or out of descriptors: look with a timer instead, arm every recheck_ns
+   or so); ERR_CORRUPT; ERR_HANDLE. */
+SHARED_RING_API int shared_ring_consumer_peer_fd(shared_ring_consumer *c);
+SHARED_RING_API int shared_ring_producer_peer_fd(shared_ring_producer *p);
 
 /* Wait on many rings at once: return as soon as one of them has a message
    or something else to report (closed, corrupt, or its producer gone).
@@ -1701,7 +1727,7 @@ SHARED_RING_API const char *shared_ring_why(void) { return srng_why_said != SRNG
 /* A filler before an aligned claim's record: 0xFFFFFFF0 | its size in
    8-byte words (1 to 7), header included. Never a length: max_message is
    below 2^31. */
-#define SRNG_FILL_LEN(bytes) (0xFFFFFFF0u | SRNG_CAST(uint32_t, (bytes) >> 3))
+#define SRNG_FILL_LEN(bytes) (0xFFFFFFF0u | ((bytes) >> 3)) /* bytes: a uint32_t */
 #define SRNG_IS_FILL(len) ((len) >= 0xFFFFFFF1u && (len) <= 0xFFFFFFF7u)
 #define SRNG_FILL_SIZE(len) (SRNG_CAST(uint64_t, (len) & 7u) << 3)
 #define SRNG_REC_HEADER 8u
@@ -2812,6 +2838,87 @@ static void srng_note_peer(shared_ring_side *s, uint64_t owner, uint64_t now) {
     s->peer_owner = 0;
 }
 
+/* ---- the peer's death as a descriptor (event loops) ---------------------- */
+#if defined(__linux__) && defined(SRNG_HAVE_IDENTITY) && defined(SRNG_HAVE_POLL)
+#define SRNG_HAVE_PEER_FD 1
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434 /* one number on every architecture */
+#endif
+
+/* Has the process peer_fd was opened for ended? Only while the peer's
+   word is still the one it was opened for: a new peer is judged anew. */
+static int srng_peer_exited(const shared_ring_side *s) {
+    struct pollfd pfd;
+    if (s->peer_fd < 0 || srng_owner_load(s->region, srng_peer_id(s)) != s->peer_fd_owner)
+        return 0;
+    pfd.fd = s->peer_fd;
+    pfd.events = POLLIN;
+    pfd.revents = 0;
+    return poll(&pfd, 1, 0) > 0; /* a pidfd is readable once its process exited */
+}
+
+static void srng_drop_peer_fd(shared_ring_side *s) {
+    if (s->peer_fd >= 0) close(s->peer_fd);
+    s->peer_fd = -1;
+}
+
+/* Open a pidfd for the peer's owner word `owner`: first the descriptor,
+   then the judge, so that a live verdict is about the process the
+   descriptor names (a pid is not reused while its process lives). */
+static int srng_open_peer_fd(shared_ring_side *s, unsigned peer, uint64_t owner) {
+    uint32_t pid = SRNG_CAST(uint32_t, owner) & SRNG_OWNER_PID;
+    int fd = SRNG_CAST(int, syscall(SYS_pidfd_open, SRNG_CAST(int, pid), 0));
+    int status;
+    if (fd < 0 && errno != ESRCH)
+        return srng_refuse(SHARED_RING_ERR_SYSTEM,
+                           "pidfd_open failed (Linux before 5.3, or out of descriptors): watch "
+                           "with a timer");
+    status = srng_owner_status(s->region, peer, owner, s->lock_fd);
+    if (status != SRNG_ALIVE) {
+        if (fd >= 0) close(fd);
+        if (status == SRNG_GONE) {
+            s->peer_gone = 1;
+            return srng_refuse(SHARED_RING_PEER_GONE, srng_gone_text);
+        }
+        return srng_refuse(SHARED_RING_ERR_STATE,
+                           "the peer's process cannot be placed from here (another pid "
+                           "namespace, or it is still attaching)");
+    }
+    if (fd < 0) /* ESRCH, yet alive: a pid namespace the judge did not see */
+        return srng_refuse(SHARED_RING_ERR_STATE, "the peer's process cannot be placed from here");
+    srng_drop_peer_fd(s);
+    s->peer_fd = fd;
+    s->peer_fd_owner = owner;
+    return fd;
+}
+#else
+static int srng_peer_exited(const shared_ring_side *s) {
+    (void)s;
+    return 0;
+}
+static void srng_drop_peer_fd(shared_ring_side *s) { (void)s; }
+#endif
+
+/* shared_ring_*_peer_fd for a handle that passed its gate. */
+static int srng_peer_fd(shared_ring_side *s) {
+#ifdef SRNG_HAVE_PEER_FD
+    unsigned peer = srng_peer_id(s);
+    uint64_t owner = srng_owner_load(s->region, peer);
+    if (s->peer_fd >= 0 && owner == s->peer_fd_owner) return s->peer_fd;
+    if (owner == 0 || (SRNG_CAST(uint32_t, owner) & SRNG_OWNER_STATE) != SRNG_ATTACHED)
+        return srng_refuse(SHARED_RING_ERR_STATE, "no peer is attached: ask again once one is");
+    if (((owner ^ s->owner) & SRNG_OWNER_PID) == 0u)
+        return srng_refuse(SHARED_RING_ERR_STATE,
+                           "the peer is in this process: its detach wakes this side (a thread "
+                           "that exits attached is no death: close in a thread-exit destructor)");
+    return srng_open_peer_fd(s, peer, owner);
+#else
+    (void)s;
+    return srng_refuse(SHARED_RING_ERR_SYSTEM,
+                       "no process descriptors on this platform: watch with a timer");
+#endif
+}
+
 /* Has the peer left: detached or taken over (its owner word says so) or,
    in another process, died? Looked at from slow paths only; another
    process at most every SRNG_LIVENESS_NS (`now` is the clock), a change
@@ -2836,6 +2943,10 @@ static int srng_watch_peer(shared_ring_side *s, uint64_t now) {
        ours with another token too: a dead process that had our pid) */
     if (s->owner == 0 || owner == 0 || srng_same_owner(owner, s->owner)) return 0;
 #ifdef SRNG_HAVE_IDENTITY
+    if (srng_peer_exited(s)) { /* the kernel says so: no need to wait for the next look */
+        s->peer_gone = 1;
+        return 1;
+    }
     if (now - s->check_at < (SRNG_CAST(uint64_t, 1) << 63)) { /* now >= check_at */
         s->peer_gone = srng_owner_status(s->region, peer, owner, s->lock_fd) == SRNG_GONE;
         s->check_at = now + SRNG_LIVENESS_NS;
@@ -3307,6 +3418,7 @@ static int srng_attach_side(shared_ring_side *s, void *region, size_t region_siz
     int r;
     memset(&g, 0, sizeof g); /* set on every path that uses it; gcc -O3 cannot tell */
     s->lock_fd = -1;
+    s->peer_fd = -1;
     r = srng_read_geometry(region, region_size, &g);
     if (r != SHARED_RING_OK) return r;
     if (opt->resume_percent > 100u)
@@ -3907,7 +4019,13 @@ static int srng_reserve(shared_ring_producer *p, uint64_t need, uint64_t timeout
     /* Waiting or not: let the consumer drain what a cork holds back, or a
        producer that retries a write with timeout 0 while corked would never progress. */
     srng_publish(p);
-    if (timeout_ns == 0) return srng_refuse(SHARED_RING_FULL, "no room for the message now");
+    if (timeout_ns == 0) {
+        /* an event loop's descriptor fired: the consumer is gone for good */
+        if (srng_peer_exited(&p->s) && srng_watch_peer(&p->s, SHARED_RING_NOW_NS()) >= 0 &&
+            p->s.peer_gone)
+            return srng_refuse(SHARED_RING_PEER_GONE, srng_gone_text);
+        return srng_refuse(SHARED_RING_FULL, "no room for the message now");
+    }
     SRNG_STORE(srng_u64_at(p->s.region, SRNG_OFF_PRODUCER_WAKE_POS),
                p->write_pos + w.want - p->s.capacity, relaxed);
     r = srng_block(&p->s, srng_u32_at(p->s.region, SRNG_OFF_PRODUCER_SLEEPING),
@@ -4389,7 +4507,8 @@ static int srng_deliver(shared_ring_consumer *c, shared_ring_read_fn fn, void *u
    is not reported gone before what it left is read. */
 static int srng_nothing_now(shared_ring_consumer *c) {
     int r;
-    if (srng_peer_news(&c->s, srng_owner_load(c->s.region, SRNG_OFF_PRODUCER_ID)))
+    if (srng_peer_news(&c->s, srng_owner_load(c->s.region, SRNG_OFF_PRODUCER_ID)) ||
+        srng_peer_exited(&c->s))
         (void)srng_watch_peer(&c->s, SHARED_RING_NOW_NS());
     if (!c->s.peer_gone) return srng_refuse(SHARED_RING_EMPTY, "no message now");
     r = srng_data_ready(c, 1);
@@ -4669,6 +4788,16 @@ SHARED_RING_API int shared_ring_arm(shared_ring_consumer *c) {
             : 1;
     if (r != 0) SRNG_STORE(word, 0u, relaxed);
     return r;
+}
+
+SHARED_RING_API int shared_ring_consumer_peer_fd(shared_ring_consumer *c) {
+    int r = srng_consumer_ok(c);
+    return r != SHARED_RING_OK ? r : srng_peer_fd(&c->s);
+}
+
+SHARED_RING_API int shared_ring_producer_peer_fd(shared_ring_producer *p) {
+    int r = srng_producer_ok(p);
+    return r != SHARED_RING_OK ? r : srng_peer_fd(&p->s);
 }
 
 SHARED_RING_API int shared_ring_release(shared_ring_consumer *c) {
@@ -5049,6 +5178,7 @@ static int srng_wait_many(srng_set *set, uint64_t timeout_ns) {
    us gone (the fence: our owner word's store before the look at its
    sleeping word, against its announce / fence / look at ours). */
 static void srng_leave(shared_ring_side *s, unsigned id_off, unsigned peer_sleep_off) {
+    srng_drop_peer_fd(s);
     srng_release_side(s, s->region, id_off);
     SRNG_FENCE();
     srng_wake_sleeper(s, srng_u32_at(s->region, peer_sleep_off));

@@ -11,6 +11,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -891,6 +892,136 @@ TEST(a_wait_after_a_new_producer_attached_does_not_say_peer_gone) {
     reap(second);
 }
 
+/* ---- the peer's death as a descriptor (event loops, no timer) ------------- */
+
+/* A child that attaches as the producer, publishes `n` messages, says so,
+   then sleeps until killed. */
+static pid_t child_producer_publishing(int n) {
+    int fds[2];
+    char ok = 0;
+    pid_t pid;
+    if (pipe(fds) != 0) abort();
+    pid = harness_fork();
+    if (pid == 0) {
+        shared_ring_producer p;
+        int i;
+        ok = shared_ring_attach_producer(&p, region, size, NULL) == SHARED_RING_OK;
+        for (i = 0; i < n && ok; i++) ok = shared_ring_write_bytes(&p, "m", 1, 0) == SHARED_RING_OK;
+        if (write(fds[1], &ok, 1) != 1) _exit(2);
+        for (;;) pause();
+    }
+    close(fds[1]);
+    if (read(fds[0], &ok, 1) != 1 || !ok) abort();
+    close(fds[0]);
+    return pid;
+}
+
+/* Sleep in epoll on `fd` alone, as an event loop with no timer would
+   (the bound only fails the test); 1 when it became readable. */
+static int epoll_readable(int fd, int bound_ms) {
+    struct epoll_event ev = { EPOLLIN, { 0 } }, got;
+    int ep = epoll_create1(0), n;
+    if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) != 0) abort();
+    n = epoll_wait(ep, &got, 1, bound_ms);
+    close(ep);
+    return n == 1;
+}
+
+static int count_into(void *user, const void *data, size_t len) {
+    (void)data;
+    (void)len;
+    ++*(int *)user;
+    return 0;
+}
+
+TEST(an_epoll_loop_hears_of_the_producers_death_through_its_peer_fd_without_a_timer) {
+    shared_ring_consumer c;
+    pid_t child;
+    int fd, got = 0;
+    double killed_at;
+    fresh_region();
+    CHECK_EQ(shared_ring_attach_consumer(&c, region, size, NULL), SHARED_RING_OK);
+    child = child_producer_publishing(3);
+    fd = shared_ring_consumer_peer_fd(&c);
+    CHECK(fd >= 0);
+    CHECK(!epoll_readable(fd, 0)); /* alive: not readable */
+    CHECK_EQ(shared_ring_consumer_peer_fd(&c), fd); /* the same while the peer is */
+    CHECK_EQ(shared_ring_read_some(&c, count_into, &got), 3);
+    /* a wait that judged the producer alive: the next judgement by the
+       clock is 50 ms away, so only the descriptor can say PEER_GONE sooner */
+    CHECK_EQ(shared_ring_wait(&c, 2000000), SHARED_RING_TIMEOUT);
+    killed_at = now_ms();
+    kill(child, SIGKILL);
+    CHECK(epoll_readable(fd, (int)GONE_BOUND_MS));
+    CHECK_EQ(shared_ring_read_some(&c, count_into, &got), SHARED_RING_PEER_GONE);
+    last_took_ms = now_ms() - killed_at;
+    CHECK(last_took_ms < GONE_BOUND_MS);
+    reap(child);
+    CHECK_EQ(shared_ring_detach_consumer(&c), SHARED_RING_OK);
+    CHECK(fcntl(fd, F_GETFD) < 0); /* detach closed it */
+}
+
+TEST(a_producer_in_an_event_loop_hears_of_the_consumers_death_through_its_peer_fd) {
+    shared_ring_producer p;
+    pid_t child;
+    int fd;
+    fresh_region();
+    CHECK_EQ(shared_ring_attach_producer(&p, region, size, NULL), SHARED_RING_OK);
+    child = child_attached_as(0);
+    while (shared_ring_write_bytes(&p, "full", 4, 0) == SHARED_RING_OK) {
+    }
+    fd = shared_ring_producer_peer_fd(&p);
+    CHECK(fd >= 0);
+    CHECK_EQ(shared_ring_write_bytes(&p, "x", 1, 0), SHARED_RING_FULL); /* alive */
+    kill(child, SIGKILL);
+    CHECK(epoll_readable(fd, (int)GONE_BOUND_MS));
+    CHECK_EQ(shared_ring_write_bytes(&p, "x", 1, 0), SHARED_RING_PEER_GONE);
+    reap(child);
+}
+
+TEST(peer_fd_is_refused_for_a_peer_in_this_process_or_no_peer) {
+    shared_ring_consumer c;
+    shared_ring_producer p;
+    fresh_region();
+    CHECK_EQ(shared_ring_attach_consumer(&c, region, size, NULL), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_consumer_peer_fd(&c), SHARED_RING_ERR_STATE); /* no producer yet */
+    CHECK(strstr(shared_ring_why(), "no peer") != NULL);
+    CHECK_EQ(shared_ring_attach_producer(&p, region, size, NULL), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_consumer_peer_fd(&c), SHARED_RING_ERR_STATE); /* a thread's peer */
+    CHECK(strstr(shared_ring_why(), "this process") != NULL);
+    CHECK_EQ(shared_ring_producer_peer_fd(&p), SHARED_RING_ERR_STATE);
+}
+
+TEST(peer_fd_of_a_producer_already_dead_says_peer_gone) {
+    shared_ring_consumer c;
+    pid_t child;
+    fresh_region();
+    CHECK_EQ(shared_ring_attach_consumer(&c, region, size, NULL), SHARED_RING_OK);
+    child = child_attached_as(1);
+    reap(child);
+    CHECK_EQ(shared_ring_consumer_peer_fd(&c), SHARED_RING_PEER_GONE);
+}
+
+TEST(a_new_producer_after_a_death_gets_a_new_peer_fd) {
+    shared_ring_consumer c;
+    pid_t first, second;
+    int fd1, fd2, got = 0;
+    fresh_region();
+    CHECK_EQ(shared_ring_attach_consumer(&c, region, size, NULL), SHARED_RING_OK);
+    first = child_producer_publishing(0);
+    fd1 = shared_ring_consumer_peer_fd(&c);
+    CHECK(fd1 >= 0);
+    reap(first);
+    CHECK(epoll_readable(fd1, (int)GONE_BOUND_MS));
+    CHECK_EQ(shared_ring_read_some(&c, count_into, &got), SHARED_RING_PEER_GONE);
+    second = child_producer_publishing(1);
+    fd2 = shared_ring_consumer_peer_fd(&c);
+    CHECK(fd2 >= 0);
+    CHECK(!epoll_readable(fd2, 0)); /* the new producer lives */
+    CHECK_EQ(shared_ring_read_some(&c, count_into, &got), 1);
+    reap(second);
+}
+
 static int cmp_ms(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
@@ -899,7 +1030,9 @@ static int cmp_ms(const void *a, const void *b) {
 /* liveness --kills N: each kill test N times; p50 and max (a measurement,
    for the docs: make test runs each once). */
 static int measure_kills(int n) {
-    double ms[2][200];
+    static const char *const what[3] = { "producer killed, consumer waiting", "consumer killed, producer waiting",
+                                         "producer killed, consumer in epoll on its peer fd" };
+    double ms[3][200];
     int i, side;
     if (n < 1 || n > 200) return 2;
     for (i = 0; i < n; i++) {
@@ -907,11 +1040,13 @@ static int measure_kills(int n) {
         ms[0][i] = last_took_ms;
         RUN(producer_blocked_on_a_full_ring_hears_peer_gone_when_the_consumer_is_killed);
         ms[1][i] = last_took_ms;
+        RUN(an_epoll_loop_hears_of_the_producers_death_through_its_peer_fd_without_a_timer);
+        ms[2][i] = last_took_ms;
     }
-    for (side = 0; side < 2; side++) {
+    for (side = 0; side < 3; side++) {
         qsort(ms[side], (size_t)n, sizeof ms[side][0], cmp_ms);
-        printf("liveness: %s killed, %d times: PEER_GONE p50 %.1f ms, max %.1f ms\n",
-               side == 0 ? "producer" : "consumer", n, ms[side][n / 2], ms[side][n - 1]);
+        printf("liveness: %s, %d times: PEER_GONE p50 %.2f ms, max %.2f ms\n", what[side], n,
+               ms[side][n / 2], ms[side][n - 1]);
     }
     return harness_summary("liveness kills");
 }
@@ -951,5 +1086,10 @@ int main(int argc, char **argv) {
     RUN(a_wait_after_a_new_producer_attached_does_not_say_peer_gone);
     RUN(a_child_forked_after_attach_may_not_close_or_detach_the_parents_side);
     RUN(a_child_that_adopts_the_handle_keeps_the_side_after_its_parent_exits);
+    RUN(an_epoll_loop_hears_of_the_producers_death_through_its_peer_fd_without_a_timer);
+    RUN(a_producer_in_an_event_loop_hears_of_the_consumers_death_through_its_peer_fd);
+    RUN(peer_fd_is_refused_for_a_peer_in_this_process_or_no_peer);
+    RUN(peer_fd_of_a_producer_already_dead_says_peer_gone);
+    RUN(a_new_producer_after_a_death_gets_a_new_peer_fd);
     return harness_summary("liveness");
 }

@@ -16,6 +16,7 @@
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -91,6 +92,7 @@ static void parse_list(const char *from, const char *to, documented *d) {
     for (p = from; p < to; p++) {
         if (p > from && is_word_char(p[-1])) continue;
         if (strncmp(p, "count >= ", 9) == 0) d->min_count = atoi(p + 9);
+        if (strncmp(p, "descriptor >= ", 14) == 0) d->min_count = atoi(p + 14);
         for (i = 0; i < N_RESULTS; i++) {
             size_t len = strlen(result_names[i].name);
             if (strncmp(p, result_names[i].name, len) == 0 && !is_word_char(p[len]))
@@ -356,6 +358,7 @@ static int p_usage(shared_ring_producer *p) {
 }
 static int p_usage_null(shared_ring_producer *p) { return shared_ring_producer_usage(p, NULL); }
 static int p_detach(shared_ring_producer *p) { return shared_ring_detach_producer(p); }
+static int p_peer_fd(shared_ring_producer *p) { return shared_ring_producer_peer_fd(p); }
 static int p_adopt(shared_ring_producer *p) { return shared_ring_adopt_producer(p); }
 
 static const producer_call producer_calls[] = {
@@ -394,6 +397,7 @@ static const producer_call producer_calls[] = {
     { "producer_usage", p_usage },
     { "producer_usage", p_usage_null },
     { "detach_producer", p_detach },
+    { "producer_peer_fd", p_peer_fd },
     { "adopt_producer", p_adopt },
 };
 #define N_PRODUCER_CALLS (sizeof producer_calls / sizeof producer_calls[0])
@@ -547,6 +551,7 @@ static int c_usage(shared_ring_consumer *c) {
 static int c_usage_null(shared_ring_consumer *c) { return shared_ring_consumer_usage(c, NULL); }
 static int c_arm(shared_ring_consumer *c) { return shared_ring_arm(c); }
 static int c_detach(shared_ring_consumer *c) { return shared_ring_detach_consumer(c); }
+static int c_peer_fd(shared_ring_consumer *c) { return shared_ring_consumer_peer_fd(c); }
 static int c_adopt(shared_ring_consumer *c) { return shared_ring_adopt_consumer(c); }
 static int c_wait_any(shared_ring_consumer *c) {
     shared_ring_consumer *set[2] = { NULL, c };
@@ -574,6 +579,7 @@ static const consumer_call consumer_calls[] = {
     { "consumer_usage", c_usage_null },
     { "arm", c_arm },
     { "detach_consumer", c_detach },
+    { "consumer_peer_fd", c_peer_fd },
     { "adopt_consumer", c_adopt },
     { "wait_any", c_wait_any },
     { "wait_any", c_wait_any_timed },
@@ -849,11 +855,6 @@ TEST(an_aligned_claim_on_a_region_not_that_aligned_is_refused) {
     CHECK_EQ(shared_ring_detach_producer(&p), SHARED_RING_OK);
 }
 
-TEST(an_adopt_after_another_childs_is_refused_busy) {
-    adopt_in_a_second_child(1);
-    adopt_in_a_second_child(0);
-}
-
 /* A descriptor of a 100-byte file: smaller than a ring's header. */
 static int small_file(void) {
     char path[] = "/tmp/shared_ring_results_XXXXXX";
@@ -879,6 +880,50 @@ static void with_no_descriptors_left(int on) {
     } else if (setrlimit(RLIMIT_NOFILE, &saved) != 0) {
         abort();
     }
+}
+
+/* The peer of this process's handle, live in a child; the handle asks for
+   its descriptor with none left to give: the OS refuses (pidfd_open). */
+static void peer_fd_with_no_descriptor_left(int producer_here) {
+    int fds[2];
+    char ok = 0;
+    pid_t child;
+    fresh();
+    if (producer_here) CHECK_EQ(shared_ring_detach_consumer(&cons), SHARED_RING_OK);
+    else CHECK_EQ(shared_ring_detach_producer(&prod), SHARED_RING_OK);
+    if (pipe(fds) != 0) abort();
+    child = harness_fork();
+    if (child == 0) {
+        shared_ring_producer p;
+        shared_ring_consumer c;
+        ok = (producer_here ? shared_ring_attach_consumer(&c, region, REGION_SIZE, NULL)
+                            : shared_ring_attach_producer(&p, region, REGION_SIZE, NULL)) == SHARED_RING_OK;
+        if (write(fds[1], &ok, 1) != 1) _exit(2);
+        for (;;) pause();
+    }
+    if (read(fds[0], &ok, 1) != 1 || !ok) abort();
+    close(fds[0]);
+    close(fds[1]);
+    with_no_descriptors_left(1);
+    if (producer_here)
+        CHECK_CALL("producer_peer_fd", "a live consumer process, no descriptor left",
+                   shared_ring_producer_peer_fd(&prod));
+    else
+        CHECK_CALL("consumer_peer_fd", "a live producer process, no descriptor left",
+                   shared_ring_consumer_peer_fd(&cons));
+    with_no_descriptors_left(0);
+    kill(child, SIGKILL);
+    waitpid(child, NULL, 0);
+}
+
+TEST(peer_fd_with_no_descriptor_left_is_a_system_error) {
+    peer_fd_with_no_descriptor_left(0);
+    peer_fd_with_no_descriptor_left(1);
+}
+
+TEST(an_adopt_after_another_childs_is_refused_busy) {
+    adopt_in_a_second_child(1);
+    adopt_in_a_second_child(0);
 }
 
 TEST(shared_memory_helpers_return_documented_results) {
@@ -972,6 +1017,8 @@ TEST(every_int_function_has_a_documented_result_list) {
         "producer_usage",
         "consumer_usage",
         "arm",
+        "consumer_peer_fd",
+        "producer_peer_fd",
         "attach_producer_wait",
         "attach_consumer_wait",
         "prepare",
@@ -1111,6 +1158,7 @@ int main(int argc, char **argv) {
     RUN(format_and_attach_on_every_kind_of_region_return_documented_results);
     RUN(a_second_handle_of_a_side_and_a_stopped_prepare_are_refused_busy);
     RUN(an_adopt_after_another_childs_is_refused_busy);
+    RUN(peer_fd_with_no_descriptor_left_is_a_system_error);
     RUN(an_aligned_claim_on_a_region_not_that_aligned_is_refused);
     RUN(shared_memory_helpers_return_documented_results);
     RUN(notifier_calls_return_documented_results);
