@@ -51,7 +51,7 @@ EB = examples/bin
 HDR = shared_ring.h
 TEST_HDRS = $(HDR) tests/harness.h tests/message_check.h
 EXAMPLES = quickstart_threads quickstart_processes two_threads shm_producer shm_consumer \
-           memfd_ring game_loop logger epoll_loop many_producers
+           memfd_ring game_loop logger epoll_loop many_producers named_loop
 PREFIX ?= /usr/local
 DESTDIR ?=
 INCLUDEDIR = $(PREFIX)/include

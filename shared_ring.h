@@ -57,6 +57,7 @@
    Event-loop descriptors (define SHARED_RING_NOTIFIER):
      shared_ring_notifier_open(&n)  shared_ring_notifier_options(&n, end, &options)
      shared_ring_notifier_clear(&n, end)  shared_ring_notifier_close(&n)
+     shared_ring_notifier_open_named(&n, name)  shared_ring_notifier_unlink(name)
    Options (shared_ring_options; every zero field is its default, so {0},
    NULL and SHARED_RING_OPTIONS_INIT attach alike; SHARED_RING_OFF is a
    numeric option's own zero):
@@ -1337,6 +1338,30 @@ SHARED_RING_API int shared_ring_notifier_clear(shared_ring_notifier *n, int end)
 /* Close the descriptors (events). Detach the handles first. Either side.
    Returns: OK; ERR_ARG (n NULL); ERR_SYSTEM (a close failed). */
 SHARED_RING_API int shared_ring_notifier_close(shared_ring_notifier *n);
+
+/* A notifier two programs started on their own share by name, with no
+   descriptor passing: each end is a named FIFO (POSIX: mkfifo in
+   /dev/shm on Linux, /tmp elsewhere, "NAME.consumer-wake" and
+   "NAME.producer-wake", mode 0600), or a named auto-reset event on
+   Windows ("Local\\/NAME.consumer-wake": the name keeps its "/"). Both
+   programs call it with the same name (the ring's shm name serves), in
+   any order, then attach with shared_ring_notifier_options as usual;
+   close with notifier_close. A
+   restarted program opens it again; a wake-up left from before costs one
+   spurious wake. The FIFOs outlive the programs: the last user removes
+   them with shared_ring_notifier_unlink. Only this user's FIFOs that no
+   one else may write are used. Either side; never blocks. *n is filled
+   with -1 and NULL on failure.
+   Returns: OK; ERR_ARG (n NULL; name NULL, not "/" and a name without
+   another "/", or longer than 200 bytes); ERR_ACCESS (a FIFO of that name
+   is another user's, writable by others, or not a FIFO); ERR_SYSTEM
+   (errno / GetLastError says why). */
+SHARED_RING_API int shared_ring_notifier_open_named(shared_ring_notifier *n, const char *name);
+
+/* Remove the named FIFOs (POSIX; Windows: nothing to remove, OK). Either
+   side. Returns: OK; ERR_ARG (name as for open_named); ERR_SYSTEM (one
+   was not there, or refused: errno says why). */
+SHARED_RING_API int shared_ring_notifier_unlink(const char *name);
 #endif /* SHARED_RING_NOTIFIER */
 
 /* ---- the inline fast path (private) ----------------------------------------
@@ -5748,6 +5773,26 @@ static void srng_notifier_reset(shared_ring_notifier *n) {
     n->event[0] = n->event[1] = SRNG_NULL;
 }
 
+/* A named notifier's end `end` as `prefix` + name + its suffix, in out
+   (at least 256 bytes): 0 if the name is not "/" and one more component
+   of at most 200 bytes. */
+static const char srng_bad_notifier_name[] =
+    "name is NULL, or not \"/\" and a name without another \"/\", or longer than 200 bytes";
+static int srng_notifier_path(char *out, const char *prefix, const char *name, int end) {
+    static const char *const suffix[2] = { ".consumer-wake", ".producer-wake" };
+    size_t a, b, c;
+    if (name == SRNG_NULL || name[0] != '/' || name[1] == 0 || strchr(name + 1, '/') != SRNG_NULL)
+        return 0;
+    a = strlen(prefix);
+    b = strlen(name);
+    c = strlen(suffix[end]);
+    if (b > 200u || a > 40u) return 0;
+    memcpy(out, prefix, a);
+    memcpy(out + a, name, b);
+    memcpy(out + a + b, suffix[end], c + 1u);
+    return 1;
+}
+
 #if defined(_WIN32)
 SHARED_RING_API int shared_ring_notifier_open(shared_ring_notifier *n) {
     int i;
@@ -5788,9 +5833,39 @@ SHARED_RING_API int shared_ring_notifier_close(shared_ring_notifier *n) {
     srng_notifier_reset(n);
     return ok ? SHARED_RING_OK : srng_refuse(SHARED_RING_ERR_SYSTEM, "closing a descriptor failed");
 }
+SHARED_RING_API int shared_ring_notifier_open_named(shared_ring_notifier *n, const char *name) {
+    char path[256];
+    wchar_t wide[256];
+    int i;
+    if (n == SRNG_NULL) return srng_refuse(SHARED_RING_ERR_ARG, "n is NULL");
+    srng_notifier_reset(n);
+    for (i = 0; i < 2; i++) {
+        if (!srng_notifier_path(path, "Local\\", name, i))
+            return srng_refuse(SHARED_RING_ERR_ARG, srng_bad_notifier_name);
+        if (MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, path, -1, wide, 256) == 0) {
+            (void)shared_ring_notifier_close(n);
+            return srng_refuse(SHARED_RING_ERR_ARG, srng_bad_notifier_name);
+        }
+        n->event[i] = CreateEventW(SRNG_NULL, FALSE, FALSE, wide); /* creates or opens */
+        if (n->event[i] == SRNG_NULL) {
+            (void)shared_ring_notifier_close(n);
+            return srng_refuse(SHARED_RING_ERR_SYSTEM, "CreateEventW failed (GetLastError says why)");
+        }
+    }
+    return SHARED_RING_OK;
+}
+
+SHARED_RING_API int shared_ring_notifier_unlink(const char *name) {
+    char path[256];
+    if (!srng_notifier_path(path, "", name, 0))
+        return srng_refuse(SHARED_RING_ERR_ARG, srng_bad_notifier_name);
+    return SHARED_RING_OK; /* an event goes away with its last handle */
+}
 #else
+#include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #if defined(__linux__) && !defined(SHARED_RING_NOTIFIER_PIPES)
 #include <sys/eventfd.h>
@@ -5822,6 +5897,70 @@ SHARED_RING_API int shared_ring_notifier_open(shared_ring_notifier *n) {
     if (srng_notifier_end(n, 0) && srng_notifier_end(n, 1)) return SHARED_RING_OK;
     (void)shared_ring_notifier_close(n);
     return srng_refuse(SHARED_RING_ERR_SYSTEM, "eventfd or pipe failed (errno says why)");
+}
+
+#if defined(__linux__)
+#define SRNG_NOTIFIER_DIR "/dev/shm"
+#else
+#define SRNG_NOTIFIER_DIR "/tmp"
+#endif
+
+/* One end of a named notifier: the FIFO at `path` (made if missing), read
+   through fd[end] and written through signal_fd[end] (read-write, so it
+   opens whether or not the peer has it open, and the read end never sees
+   the last writer go). Both descriptors must be the one FIFO of ours. */
+static int srng_notifier_fifo(shared_ring_notifier *n, const char *path, int end) {
+    struct stat st, again;
+    if (mkfifo(path, 0600) != 0 && errno != EEXIST)
+        return srng_refuse(SHARED_RING_ERR_SYSTEM, "mkfifo failed (errno says why)");
+    n->fd[end] = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW);
+    if (n->fd[end] < 0) return srng_refuse(SHARED_RING_ERR_SYSTEM, "opening the FIFO failed (errno says why)");
+    n->signal_fd[end] = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW);
+    if (n->signal_fd[end] < 0)
+        return srng_refuse(SHARED_RING_ERR_SYSTEM, "opening the FIFO failed (errno says why)");
+    if (fstat(n->fd[end], &st) != 0 || fstat(n->signal_fd[end], &again) != 0)
+        return srng_refuse(SHARED_RING_ERR_SYSTEM, "fstat failed (errno says why)");
+    /* whoever may write it can wake us at will, and read our wake-ups */
+    if (!S_ISFIFO(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 022u) != 0u ||
+        st.st_ino != again.st_ino || st.st_dev != again.st_dev)
+        return srng_refuse(SHARED_RING_ERR_ACCESS,
+                           "the FIFO is not this user's, others may write it, or it is no FIFO");
+    return SHARED_RING_OK;
+}
+
+SHARED_RING_API int shared_ring_notifier_open_named(shared_ring_notifier *n, const char *name) {
+    char path[256];
+    int i, r;
+    if (n == SRNG_NULL) return srng_refuse(SHARED_RING_ERR_ARG, "n is NULL");
+    srng_notifier_reset(n);
+    for (i = 0; i < 2; i++) {
+        if (!srng_notifier_path(path, SRNG_NOTIFIER_DIR, name, i))
+            return srng_refuse(SHARED_RING_ERR_ARG, srng_bad_notifier_name);
+        r = srng_notifier_fifo(n, path, i);
+        if (r != SHARED_RING_OK) {
+            int keep = errno;
+            for (i = 0; i < 2; i++) { /* close without a new reason */
+                if (n->fd[i] >= 0) close(n->fd[i]);
+                if (n->signal_fd[i] >= 0) close(n->signal_fd[i]);
+            }
+            srng_notifier_reset(n);
+            errno = keep;
+            return r;
+        }
+    }
+    return SHARED_RING_OK;
+}
+
+SHARED_RING_API int shared_ring_notifier_unlink(const char *name) {
+    char path[256];
+    int i, ok = 1;
+    for (i = 0; i < 2; i++) {
+        if (!srng_notifier_path(path, SRNG_NOTIFIER_DIR, name, i))
+            return srng_refuse(SHARED_RING_ERR_ARG, srng_bad_notifier_name);
+        ok &= unlink(path) == 0;
+    }
+    return ok ? SHARED_RING_OK
+              : srng_refuse(SHARED_RING_ERR_SYSTEM, "unlink failed (errno says why; ENOENT: no such name)");
 }
 
 /* Make fd[end] readable. A full pipe or an eventfd near its limit is

@@ -19,6 +19,7 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <stdalign.h>
@@ -49,6 +50,7 @@ static const struct {
     { "ERR_BUSY", SHARED_RING_ERR_BUSY },
     { "PEER_GONE", SHARED_RING_PEER_GONE },
     { "ERR_SYSTEM", SHARED_RING_ERR_SYSTEM },
+    { "ERR_ACCESS", SHARED_RING_ERR_ACCESS },
 };
 #define N_RESULTS (sizeof result_names / sizeof result_names[0])
 
@@ -173,13 +175,13 @@ static void check_result(const char *function, const char *state, int r, int why
     }
     ok = r > 0    ? d->min_count >= 0 && r >= d->min_count
          : r == 0 ? (d->negatives & 1u) || d->min_count == 0
-                  : r >= SHARED_RING_ERR_SYSTEM && (d->negatives & (1u << -r));
+                  : r >= SHARED_RING_ERR_ACCESS && (d->negatives & (1u << -r));
     if (!ok) {
         fprintf(stderr, "  shared_ring_%s in state \"%s\" returned %d (%s), not documented\n",
                 function, state, r, shared_ring_result_string(r));
         harness_current_failed = 1;
     }
-    if (r < 0 && r >= SHARED_RING_ERR_SYSTEM) {
+    if (r < 0 && r >= SHARED_RING_ERR_ACCESS) {
         d->seen |= 1u << -r;
         if (why_set < 0) check_why(function, state, r);
         else if (!why_set) {
@@ -963,6 +965,14 @@ TEST(shared_memory_helpers_return_documented_results) {
     CHECK_CALL("shm_close", "anonymous", shared_ring_shm_close(&a));
     CHECK_CALL("shm_anonymous", "size 0", shared_ring_shm_anonymous(&a, 0));
     CHECK_CALL("shm_anonymous", "NULL", shared_ring_shm_anonymous(NULL, size));
+    /* an object others may write (they could inject messages) */
+    {
+        int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+        CHECK(fd >= 0 && fchmod(fd, 0666) == 0 && ftruncate(fd, (off_t)size) == 0);
+        if (fd >= 0) close(fd);
+        CHECK_CALL("shm_open", "open to others", shared_ring_shm_open(&a, name, size, 0));
+        shm_unlink(name);
+    }
     CHECK_EQ(shared_ring_shm_anonymous(&a, size), SHARED_RING_OK);
     close(a.fd); /* behind its back: its close of fd fails */
     CHECK_CALL("shm_close", "descriptor closed already", shared_ring_shm_close(&a));
@@ -972,8 +982,11 @@ TEST(shared_memory_helpers_return_documented_results) {
 }
 
 TEST(notifier_calls_return_documented_results) {
-    shared_ring_notifier n;
+    shared_ring_notifier n, named;
+    char fifo_name[64], fifo_path[96];
     shared_ring_options o = SHARED_RING_OPTIONS_INIT;
+    snprintf(fifo_name, sizeof fifo_name, "/shared_ring_results_%d", (int)getpid());
+    snprintf(fifo_path, sizeof fifo_path, "/dev/shm%s.consumer-wake", fifo_name);
     CHECK_CALL("notifier_open", "NULL", shared_ring_notifier_open(NULL));
     CHECK_CALL("notifier_open", "good", shared_ring_notifier_open(&n));
     CHECK_CALL("notifier_options", "NULL", shared_ring_notifier_options(NULL, 0, &o));
@@ -984,6 +997,24 @@ TEST(notifier_calls_return_documented_results) {
     CHECK_CALL("notifier_clear", "end -1", shared_ring_notifier_clear(&n, -1));
     CHECK_CALL("notifier_clear", "good", shared_ring_notifier_clear(&n, 0));
     CHECK_CALL("notifier_close", "NULL", shared_ring_notifier_close(NULL));
+    CHECK_CALL("notifier_open_named", "NULL", shared_ring_notifier_open_named(NULL, "/x"));
+    CHECK_CALL("notifier_open_named", "NULL name", shared_ring_notifier_open_named(&named, NULL));
+    CHECK_CALL("notifier_open_named", "no slash", shared_ring_notifier_open_named(&named, "x"));
+    CHECK_CALL("notifier_open_named", "two slashes", shared_ring_notifier_open_named(&named, "/a/b"));
+    CHECK_CALL("notifier_open_named", "good", shared_ring_notifier_open_named(&named, fifo_name));
+    CHECK_CALL("notifier_close", "named", shared_ring_notifier_close(&named));
+    CHECK_CALL("notifier_unlink", "good", shared_ring_notifier_unlink(fifo_name));
+    CHECK_CALL("notifier_unlink", "gone", shared_ring_notifier_unlink(fifo_name));
+    CHECK_CALL("notifier_unlink", "NULL", shared_ring_notifier_unlink(NULL));
+    /* a FIFO others may write: they could wake us at will */
+    CHECK(mkfifo(fifo_path, 0600) == 0 && chmod(fifo_path, 0622) == 0);
+    CHECK_CALL("notifier_open_named", "a FIFO others may write",
+               shared_ring_notifier_open_named(&named, fifo_name));
+    CHECK(unlink(fifo_path) == 0);
+    with_no_descriptors_left(1);
+    CHECK_CALL("notifier_open_named", "no descriptor left", shared_ring_notifier_open_named(&named, fifo_name));
+    with_no_descriptors_left(0);
+    shared_ring_notifier_unlink(fifo_name);
     close(n.fd[0]); /* behind its back: its close fails */
     CHECK_CALL("notifier_close", "descriptor closed already", shared_ring_notifier_close(&n));
     with_no_descriptors_left(1);
@@ -1037,6 +1068,8 @@ TEST(every_int_function_has_a_documented_result_list) {
         "notifier_options",
         "notifier_clear",
         "notifier_close",
+        "notifier_open_named",
+        "notifier_unlink",
     };
     size_t i;
     for (i = 0; i < sizeof expected / sizeof expected[0]; i++) {
@@ -1126,7 +1159,7 @@ TEST(docs_api_md_lists_each_functions_documented_results) {
 TEST(every_documented_refusal_was_walked_and_said_why) {
     int i, k;
     for (i = 0; i < n_docs; i++)
-        for (k = 1; k <= -SHARED_RING_ERR_SYSTEM; k++) {
+        for (k = 1; k <= -SHARED_RING_ERR_ACCESS; k++) {
             if (!(docs[i].negatives & (1u << k)) || (docs[i].seen & (1u << k))) continue;
             if (known_gap(docs[i].function, -k)) continue;
             fprintf(stderr, "  shared_ring_%s: %s is documented, but no call here returned it\n",

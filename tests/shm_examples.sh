@@ -76,5 +76,33 @@ for order in consumer_first producer_first; do
 done
 leave_finished_run "${base}_b_producer_first"
 producer_first "${base}_b_producer_first" "stale object of a finished run"
+
+# named_loop: two exec'd programs that share a ring and a notifier by name
+# only (no descriptor passing); the consumer sleeps in epoll with no
+# timeout, so messages, the close and a kill -9 must all reach it through
+# its descriptors.
+named_bad() { failed=$((failed + 1)); echo "  named_loop, $1: FAILED"; sed 's/^/    /' "$B/named.log"; }
+named_case() { # case-name expected-consumer-line expected-rc producer-args...
+    what=$1 want=$2 want_rc=$3
+    shift 3
+    "$B/named_loop" consume "${base}_n" > "$B/named.log" 2>&1 & c=$!
+    "$B/named_loop" produce "${base}_n" "$@" >> "$B/named.log" 2>&1 & p=$!
+    # a watchdog: a wake-up or a death that never reached the loop fails
+    # the case instead of hanging the suite
+    (sleep 60; kill -9 $c $p 2>/dev/null) & w=$!
+    if [ "${2:-}" = hold ]; then
+        sleep 0.5
+        kill -9 $p
+    fi
+    wait $c; rc=$?
+    wait $p 2>/dev/null
+    kill $w 2>/dev/null
+    if [ $rc -eq "$want_rc" ] && grep -q "consumer: $want" "$B/named.log" &&
+       [ ! -e "/dev/shm${base}_n.consumer-wake" ]; then ok
+    else named_bad "$what (rc $rc)"; fi
+}
+named_case "consumer and producer by name" "read $N messages, then the producer closed" 0 "$N"
+named_case "producer killed, consumer in epoll without a timer" \
+    "read 1000 messages, then the peer detached or its process is gone" 3 1000 hold
 echo "shm examples: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
