@@ -165,6 +165,11 @@ $(B)/compile-stats-c: tests/compile/stats_use.c $(HDR) | $(B)
 $(B)/compile-stats-cpp: tests/compile/stats_use.c $(HDR) | $(B)
 	$(CXX) -x c++ -std=c++17 -O2 -Wall -Wextra -Werror -o $@ $<
 
+# C11 under clang -Weverything, the helpers included: the README's claim.
+$(B)/compile-c-everything: tests/compile/use.c tests/compile/impl.c $(HDR) | $(B)
+	clang -std=c11 -O2 -D_GNU_SOURCE -DSHARED_RING_SHM -DSHARED_RING_NOTIFIER -Weverything \
+	    -Wno-padded -Werror -o $@ tests/compile/use.c tests/compile/impl.c
+
 # The shared memory helpers (SHARED_RING_SHM) under the same strict flags.
 $(B)/compile-shm-c: tests/compile/use.c tests/compile/impl.c $(HDR) | $(B)
 	$(CC) -std=c11 -D_GNU_SOURCE -DSHARED_RING_SHM -DSHARED_RING_NOTIFIER $(CFLAGS) $(STRICT) -o $@ \
@@ -177,7 +182,8 @@ $(B)/compile-shm-cpp-everything: tests/compile/use.cpp tests/compile/impl.cpp $(
 	    $(CLANG_EVERYTHING_EXCEPT) -Werror -o $@ \
 	    tests/compile/use.cpp tests/compile/impl.cpp
 
-COMPILE_TESTS = compile-c compile-c-O3 compile-c-gnu compile-cpp compile-cpp-uses-c-impl compile-static \
+COMPILE_TESTS = compile-c compile-c-O3 compile-c-gnu compile-c-everything compile-cpp \
+                compile-cpp-uses-c-impl compile-static \
                 compile-cpp-strict compile-cpp-everything compile-stats-c compile-stats-cpp \
                 compile-shm-c compile-shm-cpp-strict compile-shm-cpp-everything
 

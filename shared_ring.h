@@ -496,6 +496,14 @@
 
 #ifndef SHARED_RING_H
 #define SHARED_RING_H
+/* clang -Weverything in C: the header reads the region's words through
+   pointers cast from its bytes; every such address is 8-aligned (attach
+   checks the region) or aligned for its word (the layout), which
+   -Wcast-align cannot know. (C++'s reinterpret_cast is not flagged.) */
+#if defined(__clang__)
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wcast-align"
+#endif
 
 #define SHARED_RING_VERSION_MAJOR 0
 #define SHARED_RING_VERSION_MINOR 2
@@ -1511,6 +1519,9 @@ static inline int srng_read_some_fast(shared_ring_consumer *c, shared_ring_read_
 #ifdef __cplusplus
 }
 #endif
+#if defined(__clang__)
+#pragma clang diagnostic pop
+#endif
 #endif /* SHARED_RING_H */
 
 /* ======================================================================== */
@@ -1518,6 +1529,10 @@ static inline int srng_read_some_fast(shared_ring_consumer *c, shared_ring_read_
 /* ======================================================================== */
 #ifdef SHARED_RING_IMPLEMENTATION
 #ifndef SHARED_RING_IMPLEMENTATION_DONE
+#if defined(__clang__) /* as in the declarations above */
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wcast-align"
+#endif
 #define SHARED_RING_IMPLEMENTATION_DONE
 
 #if defined(__cplusplus) ? (__cplusplus < 201103L && !defined(_MSC_VER)) \
@@ -1959,8 +1974,10 @@ static void srng_nap(uint64_t ns) {
 #elif defined(SRNG_HAVE_POLL)
     /* poll takes milliseconds as an int: no timespec whose layout libc and
        the kernel could disagree on. */
-    uint64_t ms = ns / 1000000u + 1u;
-    poll(SRNG_NULL, 0, ms > 1000u ? 1000 : SRNG_CAST(int, ms));
+    {
+        uint64_t ms = ns / 1000000u + 1u;
+        poll(SRNG_NULL, 0, ms > 1000u ? 1000 : SRNG_CAST(int, ms));
+    }
 #else
     (void)ns;
     srng_cpu_relax();
@@ -5071,15 +5088,17 @@ static void srng_sleep_many(shared_ring_consumer *const *rings, size_t n, shared
     (void)rung;
 #endif
 #ifdef SRNG_HAVE_WAITV
-    int r = srng_waitv(rings, n, left);
-    if (r != 0) {
-        for (i = 0; i < n; i++)
-            if (rings[i] != SRNG_NULL) rings[i]->s.stats.sleeps++;
-        if (r < 0) {
-            first->stats.wait_failures++;
-            srng_nap(SRNG_SLICE_NS);
+    {
+        int r = srng_waitv(rings, n, left);
+        if (r != 0) {
+            for (i = 0; i < n; i++)
+                if (rings[i] != SRNG_NULL) rings[i]->s.stats.sleeps++;
+            if (r < 0) {
+                first->stats.wait_failures++;
+                srng_nap(SRNG_SLICE_NS);
+            }
+            return;
         }
-        return;
     }
 #endif
     /* Fallback: sleep on the first ring's word in slices; a message on any
@@ -6046,6 +6065,9 @@ SHARED_RING_API int shared_ring_notifier_options(shared_ring_notifier *n, int en
 }
 #endif /* SHARED_RING_NOTIFIER */
 
+#if defined(__clang__)
+#pragma clang diagnostic pop
+#endif
 #endif /* SHARED_RING_IMPLEMENTATION_DONE */
 #endif /* SHARED_RING_IMPLEMENTATION */
 

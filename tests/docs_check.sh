@@ -71,5 +71,21 @@ else bad "docs/api.md does not say layout version $layout"; fi
 if grep -q "Offsets of layout $layout " tools/shared_ring_stat.c; then ok
 else bad "tools/shared_ring_stat.c does not read layout $layout"; fi
 
+# The warning claim: each warning the -Weverything builds turn off is named
+# where the README makes the claim.
+for w in $(grep -A2 -e '-Weverything' Makefile | grep -o -e '-Wno-[a-z0-9+-]*' | sort -u); do
+    case $w in
+    -Wno-c++98-compat*) words="C++98-compatibility" ;;
+    *) words="-W${w#-Wno-}" ;;
+    esac
+    if grep -A3 -e 'Weverything' README.md | grep -q -e "$words"; then ok
+    else bad "the Makefile's -Weverything builds turn off $w; the README's claim does not say so"; fi
+done
+
+# testing.md's count of unit tests is the suite's.
+units=$(grep -o 'RUN([a-z_0-9]*)' tests/unit.c | wc -l | tr -d ' ')
+if grep -q "| \`make test\` | $units unit tests" docs/testing.md; then ok
+else bad "docs/testing.md does not say $units unit tests (tests/unit.c runs $units)"; fi
+
 echo "docs: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

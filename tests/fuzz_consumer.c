@@ -66,7 +66,8 @@ static uint32_t forged_length(uint8_t seed) {
     case 0: return seed >> 2;                    /* small */
     case 1: return 0xFFFFFFFFu;                  /* padding */
     case 2: return (uint32_t)fuzz_capacity / 2u; /* just over max */
-    default: return (uint32_t)seed << 24;        /* huge */
+    default: /* a filler (0xFFFFFFF0 with no size included), or huge */
+        return seed & 4u ? 0xFFFFFFF0u | ((seed >> 3) & 7u) : (uint32_t)seed << 24;
     }
 }
 

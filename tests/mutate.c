@@ -39,7 +39,8 @@ static uint64_t next_random(uint64_t *state) {
 /* A value a hostile peer would pick for a word. */
 static uint64_t nasty_value(uint64_t *rng) {
     static const uint64_t picks[] = {
-        0, 1, 7, 8, 64, 1u << 20, 0xFFFFFFFFu, 0x7FFFFFF8u, UINT64_MAX, (uint64_t)1 << 62, 4096, 56
+        0, 1, 7, 8, 64, 1u << 20, 0xFFFFFFFFu, 0x7FFFFFF8u, UINT64_MAX, (uint64_t)1 << 62, 4096, 56,
+        0xFFFFFFF1u, 0xFFFFFFF7u, 0xFFFFFFF0u /* fillers: 8 and 56 bytes, and none */
     };
     uint64_t r = next_random(rng);
     if (r % 3 == 0) return picks[(r >> 8) % (sizeof picks / sizeof picks[0])];

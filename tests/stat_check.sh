@@ -50,6 +50,32 @@ fresh=$W/fresh.bin
 "$B/cross_abi" format "$fresh"
 [ "$("$STAT" "$fresh" | grep -c 'not attached$')" -eq 2 ] && ok ||
     bad "a ring nobody attached to: sides not shown 'not attached'"
+"$STAT" "$fresh" --json | grep -q '"producer_sleeping":null,"consumer_sleeping":null,"producer_sleeps_with":null,"consumer_sleeps_with":null' &&
+    ok || bad "a side nobody is attached as has a sleep state or method in the JSON: $("$STAT" "$fresh" --json)"
+
+# ---- the text and the JSON read the sleeping words alike -----------------------
+# An attached producer (its process then exits; the word stays) whose
+# sleeping word is 2 ("just attached, look at me"): awake in both; 1:
+# asleep in both; 0: awake.
+"$B/cross_abi" produce "$fresh" 1 & producer=$!
+sleep 0.3
+for word in 2 1 0; do
+    printf "$(printf '\\%03o' $word)\\000\\000\\000" |
+        dd of="$fresh" bs=1 seek=512 conv=notrunc 2> /dev/null # producer_sleeping
+    text=$("$STAT" "$fresh" | sed -n 's/^producer  *\(asleep\|awake\);.*/\1/p')
+    json=$("$STAT" "$fresh" --json | sed 's/.*"producer_sleeping":\([a-z]*\).*/\1/')
+    want_text=awake want_json=false
+    [ $word = 1 ] && want_text=asleep want_json=true
+    [ "$text" = $want_text ] && [ "$json" = $want_json ] && ok ||
+        bad "producer_sleeping word $word: text says '$text', JSON '$json' (want $want_text, $want_json)"
+done
+kill $producer 2> /dev/null; wait $producer 2> /dev/null
+
+# ---- --watch takes seconds above 0, or stops with the usage --------------------
+for arg in abc 0 -1 1x ""; do
+    "$STAT" "$fresh" --watch "$arg" > /dev/null 2>&1
+    rc=$?; [ $rc -eq 2 ] && ok || bad "--watch '$arg' taken (exit $rc)"
+done
 
 # ---- --watch: time stamps, and messages counted while the ring laps --------------
 lapped=$W/lapped.bin

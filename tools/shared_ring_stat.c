@@ -158,9 +158,12 @@ static long long count_records(const sample *s, uint64_t from, uint64_t to) {
         uint64_t off = pos & mask, h = u64_at(SHARED_RING_HEADER_SIZE + off), rec;
         uint32_t len = (uint32_t)h;
         if ((uint32_t)(h >> 32) != ((uint32_t)pos | 1u)) return -1;
-        if (len == 0xFFFFFFFFu) {
+        if (len == 0xFFFFFFFFu) { /* padding to the end of the lap */
             if (off == 0) return -1;
             rec = s->capacity - off;
+        } else if (len >= 0xFFFFFFF1u && len <= 0xFFFFFFF7u) { /* an aligned claim's filler */
+            rec = (uint64_t)(len & 7u) * 8u;
+            if (rec >= s->capacity - off) return -1;
         } else {
             if (len > s->max_message) return -1;
             rec = 8 + ((len + 7u) & ~7u);
@@ -182,6 +185,25 @@ static const char *kind_name(uint32_t mode) {
 static const char *alive_name(const shared_ring_owner *o) {
     if (o->pid == 0) return "nobody attached";
     return o->alive == 1 ? "alive" : o->alive == 0 ? "gone" : "cannot tell";
+}
+
+/* One reading of a side's sleeping word for the text and the JSON alike:
+   1 asleep, 0 and 2 (just attached, look at me) awake; nothing for a side
+   nobody is attached as (its words are left from before). */
+static const shared_ring_owner *side_owner(const sample *s, int i) {
+    return i == 0 ? &s->owners.producer : &s->owners.consumer;
+}
+static int attached(const sample *s, int i) { return side_owner(s, i)->pid != 0; }
+static int asleep(const sample *s, int i) { return attached(s, i) && s->sleeping[i] == 1; }
+
+static const char *json_asleep(const sample *s, int i) {
+    if (!attached(s, i)) return "null";
+    return asleep(s, i) ? "true" : "false";
+}
+static const char *json_sleeps_with(const sample *s, int i, char *buf, size_t size) {
+    if (!attached(s, i)) return "null";
+    snprintf(buf, size, "\"%s\"", kind_name(s->wait_mode[i]));
+    return buf;
 }
 
 static void print_text(const sample *s, const sample *prev, long long msgs) {
@@ -211,17 +233,18 @@ static void print_text(const sample *s, const sample *prev, long long msgs) {
             printf("%-16s not attached\n", i == 0 ? "producer" : "consumer");
         else
             printf("%-16s %s; sleeps: %s; publishes %s\n", i == 0 ? "producer" : "consumer",
-                   s->sleeping[i] == 1 ? "asleep" : "awake", kind_name(s->wait_mode[i]),
+                   asleep(s, i) ? "asleep" : "awake", kind_name(s->wait_mode[i]),
                    s->fenceless_for[i] != 0 ? "without a fence (peer in its process)"
                                             : "with a fence");
     }
-    if (s->sleeping[0] == 1)
+    if (asleep(s, 0))
         printf("producer wakes   once read_pos >= %llu\n", (unsigned long long)s->wake_pos);
     if (prev != NULL) {
         double dt = s->at - prev->at;
         printf("rate             %.0f bytes/s, ", (double)(s->write_pos - prev->write_pos) / dt);
         if (msgs < 0)
-            printf("messages/s unknown (the ring lapped within 100 us)\n");
+            printf("messages/s unknown (more than a lap was written between two looks, 100 us\n"
+                   "                 apart unless this sampler was kept from running)\n");
         else
             printf("%.0f messages/s\n", (double)msgs / dt);
     }
@@ -234,18 +257,19 @@ static const char *json_alive(const shared_ring_owner *o) {
 
 static void print_json(const sample *s, const sample *prev, long long msgs) {
     long long fill = fill_bytes(s);
+    char with[2][32];
     printf("{");
     if (prev != NULL) printf("\"time\":\"%s\",", s->utc);
     printf("\"layout_version\":%u,\"capacity\":%llu,\"max_message\":%u,\"write_pos\":%llu,"
            "\"read_pos\":%llu,\"fill_bytes\":%lld,\"fill_percent\":%.1f,\"closed\":%s,"
            "\"corrupt\":%s,\"producer_sleeping\":%s,\"consumer_sleeping\":%s,"
-           "\"producer_sleeps_with\":\"%s\",\"consumer_sleeps_with\":\"%s\"",
+           "\"producer_sleeps_with\":%s,\"consumer_sleeps_with\":%s",
            s->version, (unsigned long long)s->capacity, s->max_message,
            (unsigned long long)s->write_pos, (unsigned long long)s->read_pos, fill,
            fill < 0 ? -1.0 : 100.0 * (double)fill / (double)s->capacity,
            s->closed ? "true" : "false", s->corrupt ? "true" : "false",
-           s->sleeping[0] ? "true" : "false", s->sleeping[1] ? "true" : "false",
-           kind_name(s->wait_mode[0]), kind_name(s->wait_mode[1]));
+           json_asleep(s, 0), json_asleep(s, 1), json_sleeps_with(s, 0, with[0], sizeof with[0]),
+           json_sleeps_with(s, 1, with[1], sizeof with[1]));
     printf(",\"ring_id\":\"%016llx\",\"producer_pid\":%u,\"producer_alive\":%s,"
            "\"consumer_pid\":%u,\"consumer_alive\":%s",
            (unsigned long long)s->owners.ring_id, s->owners.producer.pid,
@@ -356,8 +380,14 @@ int main(int argc, char **argv) {
     for (i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0)
             json = 1;
-        else if (strcmp(argv[i], "--watch") == 0 && i + 1 < argc)
-            watch = atof(argv[++i]);
+        else if (strcmp(argv[i], "--watch") == 0 && i + 1 < argc) {
+            char *end;
+            watch = strtod(argv[++i], &end);
+            if (*end != 0 || end == argv[i] || !(watch > 0 && watch < 1e6)) {
+                fprintf(stderr, "--watch takes seconds above 0: not \"%s\"\n", argv[i]);
+                return usage();
+            }
+        }
         else if (argv[i][0] == '-' || path != NULL)
             return usage();
         else
