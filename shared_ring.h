@@ -1469,8 +1469,8 @@ static inline int srng_read_some_fast(shared_ring_consumer *c, shared_ring_read_
         uint32_t len = SRNG_CAST(uint32_t, h);
         if (SRNG_CAST(uint32_t, h >> 32) != SRNG_CAST(uint32_t, pos + 1u)) break;
         rec = srng_fast_record(len);
-        if (len > max || rec >= left) { /* padding, the lap's last record, or bad: */
-            rest = 1;                    /* not ours */
+        if (len > max || rec >= left) { /* padding, a filler, the lap's last */
+            rest = 1;                    /* record, or bad: not ours */
             break;
         }
         pos += rec;
@@ -4146,10 +4146,13 @@ SRNG_INLINE int srng_begin(shared_ring_producer *p, size_t len, size_t extra, ui
     return srng_begin_slow(p, rec, timeout_ns, dst);
 }
 
-/* Finish the record begun at write_pos as a `len`-byte message, count it,
-   and publish unless corked (a corked batch that grew past cork_limit is
-   published too: holding more back only keeps the consumer idle). */
-SRNG_INLINE void srng_finish(shared_ring_producer *p, unsigned char *payload, size_t len) {
+/* Finish the record begun at write_pos + skip as a `len`-byte message
+   (after a filler of `skip` bytes at write_pos: an aligned claim's),
+   count it, and publish unless corked (a corked batch that grew past
+   cork_limit is published too: holding more back only keeps the consumer
+   idle). */
+SRNG_INLINE void srng_finish(shared_ring_producer *p, unsigned char *payload, size_t len,
+                             uint32_t skip) {
     uint64_t pos = p->write_pos;
     p->s.stats.messages++;
     p->s.stats.bytes += len;
@@ -4158,13 +4161,20 @@ SRNG_INLINE void srng_finish(shared_ring_producer *p, unsigned char *payload, si
         /* Nothing held back, no fence: the header goes straight out. This
            is srng_append + srng_publish without the detour through
            `pending`, behind one flag instead of three tests. */
-        uint64_t rec = srng_record_size(len), next = pos + rec;
+        uint64_t rec = srng_record_size(len) + skip, next = pos + rec;
         /* the region's header, from `data` (loaded anyway), not reloaded
            from the handle: the stores below may alias it */
         unsigned char *region = p->s.data - SHARED_RING_HEADER_SIZE;
+        uint64_t header = srng_header(pos + skip, SRNG_CAST(uint32_t, len));
         SRNG_STORE(srng_slot(&p->s, next), 0u, relaxed);
-        SRNG_STORE(SRNG_PUN(srng_au64 *, payload - SRNG_REC_HEADER),
-                   srng_header(pos, SRNG_CAST(uint32_t, len)), release);
+        if (skip != 0) {
+            /* the record first, the filler before it last: a consumer that
+               sees the filler (acquire) sees the record too */
+            SRNG_STORE(SRNG_PUN(srng_au64 *, payload - SRNG_REC_HEADER), header, relaxed);
+            SRNG_STORE(srng_slot(&p->s, pos), srng_header(pos, SRNG_FILL_LEN(skip)), release);
+        } else {
+            SRNG_STORE(SRNG_PUN(srng_au64 *, payload - SRNG_REC_HEADER), header, release);
+        }
         p->write_pos = next; /* and, implicitly, published */
         p->fast_left -= rec; /* srng_begin found it this long at least */
         SRNG_STORE(srng_u64_at(region, SRNG_OFF_WRITE_POS), next, release);
@@ -4173,6 +4183,7 @@ SRNG_INLINE void srng_finish(shared_ring_producer *p, unsigned char *payload, si
         srng_wake_sleeper(&p->s, srng_u32_at(region, SRNG_OFF_CONSUMER_SLEEPING));
         return;
     }
+    if (skip != 0) srng_append(p, SRNG_FILL_LEN(skip), skip); /* never out alone */
     srng_append(p, SRNG_CAST(uint32_t, len), srng_record_size(len));
     if (p->cork_depth == 0 || p->write_pos - p->published >= p->cork_limit) srng_publish(p);
 }
@@ -4228,9 +4239,11 @@ SHARED_RING_API int shared_ring_commit(shared_ring_producer *p, size_t len) {
                             len, p->claim_len, 0);
     p->claim_open = 0;
     srng_update_open(p);
-    if (p->claim_skip != 0) /* the filler goes out with the record, never alone */
-        srng_append(p, SRNG_FILL_LEN(p->claim_skip), p->claim_skip);
-    srng_finish(p, p->s.data + (p->write_pos & p->s.mask) + SRNG_REC_HEADER, len);
+    if (SRNG_LIKELY(p->claim_skip == 0)) /* a plain claim: skip is 0 at compile time */
+        srng_finish(p, p->s.data + (p->write_pos & p->s.mask) + SRNG_REC_HEADER, len, 0);
+    else
+        srng_finish(p, p->s.data + ((p->write_pos + p->claim_skip) & p->s.mask) + SRNG_REC_HEADER,
+                    len, p->claim_skip);
     return SHARED_RING_OK;
 }
 
@@ -4260,7 +4273,7 @@ SHARED_RING_API int shared_ring_write(shared_ring_producer *p, size_t max_len,
         return srng_explain(SHARED_RING_ERR_TOO_BIG,
                             "fill returned %u, above max_len %u: nothing was written", n, max_len,
                             0);
-    srng_finish(p, dst, n);
+    srng_finish(p, dst, n, 0);
     return SHARED_RING_OK;
 }
 
@@ -4270,7 +4283,7 @@ SRNG_INLINE int srng_write_copy(shared_ring_producer *p, const void *data, size_
     int r = srng_begin(p, len, 0, timeout_ns, &dst);
     if (r != SHARED_RING_OK) return r;
     if (len != 0) memcpy(dst, data, len);
-    srng_finish(p, dst, len);
+    srng_finish(p, dst, len, 0);
     return SHARED_RING_OK;
 }
 
@@ -4491,7 +4504,7 @@ static int srng_deliver(shared_ring_consumer *c, shared_ring_read_fn fn, void *u
                 if (rec > to_count_end) break;
                 pos += rec;
                 off += rec;
-                left = 0;
+                left = srng_at_most(room, to_count_end) - rec; /* its record: the quick check */
                 continue;
             }
             if (len > max) {

@@ -231,7 +231,7 @@ static void check_copy(checker *k, const void *data, size_t len) {
 
 /* ---- shared ring variants --------------------------------------------------------- */
 
-typedef enum { WRITE_BUFFER, WRITE_STRING, WRITE_CORKED, WRITE_CLAIMED } write_kind;
+typedef enum { WRITE_BUFFER, WRITE_STRING, WRITE_CORKED, WRITE_CLAIMED, WRITE_CLAIMED_64 } write_kind;
 typedef struct shared_pair {
     pair base;
     write_kind kind;
@@ -258,9 +258,12 @@ static void *shared_producer(void *arg) {
             source = next_source(source);
             if (sp->kind == WRITE_STRING) {
                 shared_ring_write_str(&p, text, SHARED_RING_FOREVER);
-            } else if (sp->kind == WRITE_CLAIMED) { /* zero-copy: the same bytes, built in place */
+            } else if (sp->kind == WRITE_CLAIMED || sp->kind == WRITE_CLAIMED_64) {
+                /* zero-copy: the same bytes, built in place (at 8 or 64) */
                 void *dst;
-                if (shared_ring_claim(&p, w->size, &dst, SHARED_RING_FOREVER) == SHARED_RING_OK) {
+                size_t align = sp->kind == WRITE_CLAIMED ? 8u : 64u;
+                if (shared_ring_claim_aligned(&p, w->size, align, &dst, SHARED_RING_FOREVER) ==
+                    SHARED_RING_OK) {
                     memcpy(dst, text, w->size);
                     shared_ring_commit(&p, w->size);
                 }
@@ -334,6 +337,9 @@ static sample run_shared_corked(const config *c, size_t s) {
 }
 static sample run_shared_claimed(const config *c, size_t s) {
     return run_shared(c, s, WRITE_CLAIMED);
+}
+static sample run_shared_claimed_64(const config *c, size_t s) {
+    return run_shared(c, s, WRITE_CLAIMED_64);
 }
 
 /* ---- between two processes ------------------------------------------------------
@@ -1363,10 +1369,11 @@ static const variant variants[] = {
     { "many-rings", run_many_rings, 0 },       { "mutex-queue", run_mutex_queue, 0 },
     { "shared-process", run_shared_process, 0 },
     { "shared-claim", run_shared_claimed, 0 },   { "process-claim", run_process_claimed, 0 },
+    { "shared-claim64", run_shared_claimed_64, 0 },
 };
 #define NVARIANTS ((int)(sizeof variants / sizeof variants[0]))
 enum { V_SBUF, V_SSTR, V_SCORK, V_PBUF, V_PSTR, V_LIMIT, V_CEIL, V_MANY, V_MUTEX, V_SPROC,
-       V_SCLAIM, V_PCLAIM };
+       V_SCLAIM, V_PCLAIM, V_SCLAIM64 };
 
 static sample results[NVARIANTS][MAX_SIZES][MAX_REPS];
 static const config *active_cfg;
@@ -1547,6 +1554,7 @@ static void print_ratio_table(const config *cfg) {
         { "many-rings ÷ mutex-queue (4 producers)", V_MANY, V_MUTEX },
         { "shared-process ÷ shared-buffer (fenced ÷ fenceless)", V_SPROC, V_SBUF },
         { "shared-claim ÷ shared-buffer (claim + commit ÷ write_bytes)", V_SCLAIM, V_SBUF },
+        { "shared-claim64 ÷ shared-claim (claims at 64 bytes ÷ at 8)", V_SCLAIM64, V_SCLAIM },
         { "process-claim ÷ shared-process (the same, between processes)", V_PCLAIM, V_SPROC },
     };
     printf("\nRatios: median of per-repetition ratios [p10–p90] (pairs)\n\n");
@@ -1629,7 +1637,7 @@ static void print_json(const config *cfg) {
 static void write_svg(const config *cfg, const char *path) {
     static const char *colors[] = { "#1f77b4", "#2ca02c", "#17becf", "#d62728", "#ff7f0e",
                                     "#000000", "#7f7f7f", "#9467bd", "#8c564b", "#e377c2",
-                                    "#bcbd22", "#aec7e8" };
+                                    "#bcbd22", "#aec7e8", "#98df8a" };
     _Static_assert(sizeof colors / sizeof colors[0] == NVARIANTS, "one color per variant");
     const double W = 760, H = 440, L = 70, R = 170, T = 30, B = 50;
     double lo = 1e30, hi = 0, vals[MAX_REPS];
@@ -1724,6 +1732,7 @@ static void usage(FILE *to) {
                 "                  shared-process (shared-buffer between two processes),\n"
                 "                  shared-claim, process-claim (claim + commit of the same\n"
                 "                  bytes, between threads and between processes),\n"
+                "                  shared-claim64 (claims aligned to 64 bytes),\n"
                 "                  latency, fan-in (one producer over 1 to 1,000 rings)\n"
                 "  --help          this text\n");
 }

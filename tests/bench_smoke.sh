@@ -23,10 +23,10 @@ short="--quick --sizes 64,4096 --reps 1 --seconds 0.05"
 check "every variant runs and every message passes its check" \
     sh -c "$bench $short --svg $svg > $out"
 for v in shared-buffer shared-string shared-corked pipe-buffer pipe-string limit ceiling \
-    many-rings mutex-queue shared-process shared-claim process-claim; do
+    many-rings mutex-queue shared-process shared-claim process-claim shared-claim64; do
     check "the rate table has a row for $v" grep -q "^| $v | [0-9]" "$out"
 done
-check "the chart has one line per variant" test "$(grep -c '<polyline' "$svg")" -eq 12
+check "the chart has one line per variant" test "$(grep -c '<polyline' "$svg")" -eq 13
 check "the fan-in table reaches 1,000 rings" grep -q '^| 1000 | [0-9]' "$out"
 check "the fan-in wake-up table has the 129-ring row" grep -q '^| 129 | [0-9]' "$out"
 check "the per-state table pairs the ring with the ceiling" grep -q '^| shared-buffer ÷ ceiling | fast |' "$out"
