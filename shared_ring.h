@@ -1373,13 +1373,14 @@ SHARED_RING_API int shared_ring_notifier_unlink(const char *name);
 #endif /* SHARED_RING_NOTIFIER */
 
 /* ---- the inline fast path (private) ----------------------------------------
-   With GCC and Clang, a write_bytes and a read_some in their common case
-   run inline in the caller, wherever the implementation was compiled, so
-   a program that builds it in a file of its own (the stb way) pays no call
-   for them. The common case: an open handle, a message that fits in the
-   room the handle already knows is free, no cork, no fence (two threads),
-   and for reads records that need no special care (no padding, no lap
-   end). Every other case, and every call through a function pointer
+   With GCC and Clang, write_bytes, claim, commit and read_some in their
+   common case run inline in the caller, wherever the implementation was
+   compiled, so a program that builds it in a file of its own (the stb
+   way) pays no call for them. The common case: an open handle, a message
+   that fits in the room the handle already knows is free, no cork, no
+   fence (two threads), a plain claim (not aligned), and for reads records
+   that need no special care (no padding, no filler, no lap end). Every
+   other case, and every call through a function pointer
    (&shared_ring_write_bytes is the function), goes to the implementation.
    The read checks each header word as the implementation does: loaded
    once, its tag, its length against the handle's max_message, the record
@@ -1411,25 +1412,18 @@ static inline uint64_t *srng_fast_u64(unsigned char *at) { return SRNG_PUN(uint6
 static inline uint32_t *srng_fast_u32(unsigned char *at) { return SRNG_PUN(uint32_t *, at); }
 static inline uint64_t srng_fast_record(uint64_t len) { return (len + 15u) & ~SRNG_CAST(uint64_t, 7); }
 
-static inline int srng_write_bytes_fast(shared_ring_producer *p, const void *data, size_t len,
-                                        uint64_t timeout_ns) {
-    uint64_t pos, rec, next;
-    unsigned char *payload, *region;
-    if (p == SHARED_RING_NULLPTR || p->s.open != 0x50524f44u || !p->direct ||
-        len > p->s.max_message || data == SHARED_RING_NULLPTR ||
-        (rec = srng_fast_record(len)) > p->fast_left)
-        return (shared_ring_write_bytes)(p, data, len, timeout_ns);
-    pos = p->write_pos;
-    next = pos + rec;
-    payload = p->s.data + (pos & p->s.mask) + 8;
-    region = p->s.data - SHARED_RING_HEADER_SIZE;
-    memcpy(payload, data, len);
+/* The direct publish of the record at write_pos (`pos`, loaded before the
+   payload's copy, which the compiler cannot tell from a store to *p),
+   whose payload of `len` bytes is written, as the implementation's srng_finish does it: the end
+   mark, the header (release: after the payload), the position, then a
+   look at the consumer's sleeping word (fenceless: its membarrier fences). */
+static inline void srng_publish_fast(shared_ring_producer *p, uint64_t pos, unsigned char *payload,
+                                     size_t len, uint64_t rec) {
+    uint64_t next = pos + rec;
+    unsigned char *region = p->s.data - SHARED_RING_HEADER_SIZE;
     p->s.stats.messages++;
     p->s.stats.bytes += len;
     if (len > p->s.stats.largest) p->s.stats.largest = len;
-    /* as the implementation's direct publish: the end mark, the header
-       (release: after the payload), the position, then a look at the
-       consumer's sleeping word (fenceless: its membarrier fences) */
     __atomic_store_n(srng_fast_u64(p->s.data + (next & p->s.mask)), 0u, __ATOMIC_RELAXED);
     __atomic_store_n(srng_fast_u64(payload - 8),
                      SRNG_CAST(uint64_t, SRNG_CAST(uint32_t, pos + 1u)) << 32 | len,
@@ -1440,6 +1434,49 @@ static inline int srng_write_bytes_fast(shared_ring_producer *p, const void *dat
     __asm__ __volatile__("" ::: "memory");
     if (__atomic_load_n(srng_fast_u32(region + 384), __ATOMIC_RELAXED) != 0u)
         srng_answer(&p->s, region + 384);
+}
+
+static inline int srng_write_bytes_fast(shared_ring_producer *p, const void *data, size_t len,
+                                        uint64_t timeout_ns) {
+    uint64_t rec, pos;
+    unsigned char *payload;
+    if (p == SHARED_RING_NULLPTR || p->s.open != 0x50524f44u || !p->direct ||
+        len > p->s.max_message || data == SHARED_RING_NULLPTR ||
+        (rec = srng_fast_record(len)) > p->fast_left)
+        return (shared_ring_write_bytes)(p, data, len, timeout_ns);
+    pos = p->write_pos;
+    payload = p->s.data + (pos & p->s.mask) + 8;
+    memcpy(payload, data, len);
+    srng_publish_fast(p, pos, payload, len, rec);
+    return SHARED_RING_OK;
+}
+
+/* claim and commit as the implementation's, in the direct case (no cork,
+   no fence, nothing held back) with room already known to be free. A
+   claim open: `open` says no (write paths refuse), claim_open yes. */
+static inline int srng_claim_fast(shared_ring_producer *p, size_t len, void **out,
+                                  uint64_t timeout_ns) {
+    if (p == SHARED_RING_NULLPTR || p->s.open != 0x50524f44u || !p->direct ||
+        len > p->s.max_message || out == SHARED_RING_NULLPTR ||
+        srng_fast_record(len) > p->fast_left)
+        return (shared_ring_claim)(p, len, out, timeout_ns);
+    *out = p->s.data + (p->write_pos & p->s.mask) + 8;
+    p->claim_open = 1;
+    p->claim_len = len;
+    p->claim_skip = 0;
+    p->s.open = 0;
+    return SHARED_RING_OK;
+}
+
+static inline int srng_commit_fast(shared_ring_producer *p, size_t len) {
+    if (p == SHARED_RING_NULLPTR || p->claim_open != 1u || p->claim_skip != 0u || !p->direct ||
+        len > p->claim_len || p->s.magic != 0x50524f44u ||
+        (p->s.busy | p->s.broken | p->closed) != 0u)
+        return (shared_ring_commit)(p, len);
+    p->claim_open = 0;
+    p->s.open = 0x50524f44u; /* not broken, not closed (checked above) */
+    srng_publish_fast(p, p->write_pos, p->s.data + (p->write_pos & p->s.mask) + 8, len,
+                      srng_fast_record(len));
     return SHARED_RING_OK;
 }
 
@@ -1513,6 +1550,8 @@ static inline int srng_read_some_fast(shared_ring_consumer *c, shared_ring_read_
 #define shared_ring_write_bytes(p, data, len, timeout_ns) \
     srng_write_bytes_fast(p, data, len, timeout_ns)
 #define shared_ring_read_some(c, fn, user) srng_read_some_fast(c, fn, user)
+#define shared_ring_claim(p, len, out, timeout_ns) srng_claim_fast(p, len, out, timeout_ns)
+#define shared_ring_commit(p, len) srng_commit_fast(p, len)
 #endif
 #endif
 
@@ -4219,7 +4258,8 @@ SRNG_INLINE int srng_claim_record(shared_ring_producer *p, size_t len, size_t al
     return SHARED_RING_OK;
 }
 
-SHARED_RING_API int shared_ring_claim(shared_ring_producer *p, size_t len, void **out,
+/* Parenthesized: the names are also the fast path's macros. */
+SHARED_RING_API int(shared_ring_claim)(shared_ring_producer *p, size_t len, void **out,
                                       uint64_t timeout_ns) {
     return srng_claim_record(p, len, 8, out, timeout_ns);
 }
@@ -4229,7 +4269,7 @@ SHARED_RING_API int shared_ring_claim_aligned(shared_ring_producer *p, size_t le
     return srng_claim_record(p, len, align, out, timeout_ns);
 }
 
-SHARED_RING_API int shared_ring_commit(shared_ring_producer *p, size_t len) {
+SHARED_RING_API int(shared_ring_commit)(shared_ring_producer *p, size_t len) {
     int r = srng_producer_ok(p);
     if (r != SHARED_RING_OK) return r;
     if (!p->claim_open) return srng_refuse(SHARED_RING_ERR_STATE, "no claim is open");

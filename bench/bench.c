@@ -260,9 +260,10 @@ static void *shared_producer(void *arg) {
             } else if (sp->kind == WRITE_CLAIMED || sp->kind == WRITE_CLAIMED_64) {
                 /* zero-copy: the same bytes, built in place (at 8 or 64) */
                 void *dst;
-                size_t align = sp->kind == WRITE_CLAIMED ? 8u : 64u;
-                if (shared_ring_claim_aligned(&p, w->size, align, &dst, SHARED_RING_FOREVER) ==
-                    SHARED_RING_OK) {
+                int r = sp->kind == WRITE_CLAIMED
+                            ? shared_ring_claim(&p, w->size, &dst, SHARED_RING_FOREVER)
+                            : shared_ring_claim_aligned(&p, w->size, 64, &dst, SHARED_RING_FOREVER);
+                if (r == SHARED_RING_OK) {
                     memcpy(dst, text, w->size);
                     shared_ring_commit(&p, w->size);
                 }

@@ -1,5 +1,5 @@
-/* The header's inline fast path (shared_ring_write_bytes and
-   shared_ring_read_some in a file that does not compile the
+/* The header's inline fast path (shared_ring_write_bytes, claim, commit
+   and shared_ring_read_some in a file that does not compile the
    implementation): it gives the same results as the implementation in
    every case it leaves to it, in the same call. Built with the
    implementation in tests/impl.c. */
@@ -182,6 +182,70 @@ TEST(a_producer_asleep_for_room_is_woken_by_a_fast_read) {
     pthread_join(t, NULL);
 }
 
+TEST(a_fast_claim_and_commit_publish_what_was_built_in_place) {
+    seen s = { 0 };
+    shared_ring_stats st;
+    void *dst = NULL;
+    setup();
+    CHECK_EQ(shared_ring_claim(&p, 40, &dst, 0), SHARED_RING_OK);
+    CHECK(dst == region + SHARED_RING_HEADER_SIZE + 8);
+    memset(dst, 'x', 40);
+    CHECK_EQ(shared_ring_read_some(&c, record, &s), SHARED_RING_EMPTY); /* not before commit */
+    CHECK_EQ(shared_ring_commit(&p, 30), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_read_some(&c, record, &s), 1);
+    CHECK_EQ(s.lens[0], 30);
+    CHECK_EQ(shared_ring_write_bytes(&p, "after", 5, 0), SHARED_RING_OK); /* open again */
+    CHECK_EQ(shared_ring_producer_stats(&p, &st), SHARED_RING_OK);
+    CHECK_EQ(st.messages, 2);
+    CHECK_EQ(st.bytes, 35);
+}
+
+TEST(while_a_fast_claim_is_open_writes_and_claims_are_refused_and_close_too) {
+    void *dst, *again = region;
+    setup();
+    CHECK_EQ(shared_ring_claim(&p, 8, &dst, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_write_bytes(&p, "x", 1, 0), SHARED_RING_ERR_STATE);
+    CHECK_EQ(shared_ring_claim(&p, 8, &again, 0), SHARED_RING_ERR_STATE);
+    CHECK(again == NULL);
+    CHECK_EQ(shared_ring_close(&p), SHARED_RING_ERR_STATE);
+    CHECK_EQ(shared_ring_abort(&p), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_commit(&p, 0), SHARED_RING_ERR_STATE); /* no claim now */
+    CHECK_EQ(shared_ring_write_bytes(&p, "x", 1, 0), SHARED_RING_OK);
+}
+
+TEST(a_fast_commit_longer_than_the_claim_is_too_big_and_keeps_the_claim) {
+    seen s = { 0 };
+    void *dst;
+    setup();
+    CHECK_EQ(shared_ring_claim(&p, 8, &dst, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_commit(&p, 9), SHARED_RING_ERR_TOO_BIG);
+    CHECK_EQ(shared_ring_commit(&p, 8), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_read_some(&c, record, &s), 1);
+}
+
+TEST(a_commit_after_the_ring_was_found_corrupt_is_refused) {
+    void *dst;
+    uint32_t one = 1;
+    setup();
+    CHECK_EQ(shared_ring_claim(&p, 8, &dst, 0), SHARED_RING_OK);
+    memcpy(region + 264, &one, 4); /* the consumer's corrupt flag */
+    CHECK_EQ(shared_ring_flush(&p), SHARED_RING_ERR_CORRUPT);
+    CHECK_EQ(shared_ring_commit(&p, 8), SHARED_RING_ERR_CORRUPT);
+    CHECK_EQ(shared_ring_abort(&p), SHARED_RING_OK); /* allowed on a corrupt ring */
+}
+
+TEST(a_claim_in_a_cork_is_committed_by_the_implementation_and_published_at_uncork) {
+    seen s = { 0 };
+    void *dst;
+    setup();
+    CHECK_EQ(shared_ring_cork(&p), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_claim(&p, 8, &dst, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_commit(&p, 8), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_read_some(&c, record, &s), SHARED_RING_EMPTY);
+    CHECK_EQ(shared_ring_uncork(&p), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_read_some(&c, record, &s), 1);
+}
+
 int main(void) {
     alarm(60);
     RUN(a_batch_that_crosses_the_lap_end_is_read_in_one_call);
@@ -193,5 +257,10 @@ int main(void) {
     RUN(a_pointer_to_the_function_is_the_implementation);
     RUN(a_consumer_asleep_is_woken_by_a_fast_write);
     RUN(a_producer_asleep_for_room_is_woken_by_a_fast_read);
+    RUN(a_fast_claim_and_commit_publish_what_was_built_in_place);
+    RUN(while_a_fast_claim_is_open_writes_and_claims_are_refused_and_close_too);
+    RUN(a_fast_commit_longer_than_the_claim_is_too_big_and_keeps_the_claim);
+    RUN(a_commit_after_the_ring_was_found_corrupt_is_refused);
+    RUN(a_claim_in_a_cork_is_committed_by_the_implementation_and_published_at_uncork);
     return harness_summary("fast path");
 }
