@@ -1789,6 +1789,18 @@ SRNG_INLINE int srng_refuse(int result, const char *why) {
     return result;
 }
 
+/* A region argument that cannot hold a ring's header at all: NULL, not
+   8-byte aligned, or smaller than the header (attach, owners_of). */
+static int srng_region_refusal(const void *region, size_t region_size) {
+    if (region == SRNG_NULL) return srng_refuse(SHARED_RING_ERR_ARG, "region is NULL");
+    if ((SRNG_PUN(uintptr_t, region) & 7u) != 0)
+        return srng_refuse(SHARED_RING_ERR_ALIGN, "region is not 8-byte aligned");
+    if (region_size < SHARED_RING_HEADER_SIZE)
+        return srng_explain(SHARED_RING_ERR_SIZE, "region_size %u is below the %u-byte header",
+                            region_size, SHARED_RING_HEADER_SIZE, 0);
+    return SHARED_RING_OK;
+}
+
 /* What a magic other than the ring's says: not formatted yet (0: also while
    a format runs), or no ring of ours. */
 static int srng_magic_refusal(uint32_t magic) {
@@ -3410,12 +3422,8 @@ static int srng_read_geometry(void *region, size_t region_size, srng_geometry *g
     const uint64_t size = region_size;
     uint64_t cap;
     uint32_t max, magic;
-    if (region == SRNG_NULL) return srng_refuse(SHARED_RING_ERR_ARG, "region is NULL");
-    if ((SRNG_PUN(uintptr_t, region) & 7u) != 0)
-        return srng_refuse(SHARED_RING_ERR_ALIGN, "region is not 8-byte aligned");
-    if (region_size < SHARED_RING_HEADER_SIZE)
-        return srng_explain(SHARED_RING_ERR_SIZE, "region_size %u is below the %u-byte header",
-                            region_size, SHARED_RING_HEADER_SIZE, 0);
+    int refused = srng_region_refusal(region, region_size);
+    if (refused != SHARED_RING_OK) return refused;
     /* acquire pairs with format's release of the magic: a formatted header
        is seen whole. */
     magic = SRNG_LOAD(srng_u32_at(SRNG_CAST(unsigned char *, region), SRNG_OFF_MAGIC), acquire);
@@ -5367,14 +5375,10 @@ SHARED_RING_API int shared_ring_owners_of(const void *region, size_t region_size
                                           shared_ring_owners *out) {
     const unsigned char *r = SRNG_CAST(const unsigned char *, region);
     uint32_t magic;
+    int refused = srng_region_refusal(region, region_size);
     if (out != SRNG_NULL) memset(out, 0, sizeof *out);
-    if (region == SRNG_NULL) return srng_refuse(SHARED_RING_ERR_ARG, "region is NULL");
+    if (refused != SHARED_RING_OK) return refused;
     if (out == SRNG_NULL) return srng_refuse(SHARED_RING_ERR_ARG, "out is NULL");
-    if ((SRNG_PUN(uintptr_t, region) & 7u) != 0)
-        return srng_refuse(SHARED_RING_ERR_ALIGN, "region is not 8-byte aligned");
-    if (region_size < SHARED_RING_HEADER_SIZE)
-        return srng_explain(SHARED_RING_ERR_SIZE, "region_size %u is below the %u-byte header",
-                            region_size, SHARED_RING_HEADER_SIZE, 0);
     magic = SRNG_LOAD(SRNG_PUN(const srng_au32 *, r + SRNG_OFF_MAGIC), acquire);
     if (magic != SHARED_RING_MAGIC) return srng_magic_refusal(magic);
     out->ring_id = SRNG_LOAD(SRNG_PUN(const srng_au64 *, r + SRNG_OFF_RING_ID), relaxed);

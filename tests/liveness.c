@@ -927,13 +927,6 @@ static int epoll_readable(int fd, int bound_ms) {
     return n == 1;
 }
 
-static int count_into(void *user, const void *data, size_t len) {
-    (void)data;
-    (void)len;
-    ++*(int *)user;
-    return 0;
-}
-
 TEST(an_epoll_loop_hears_of_the_producers_death_through_its_peer_fd_without_a_timer) {
     shared_ring_consumer c;
     pid_t child;
@@ -946,14 +939,14 @@ TEST(an_epoll_loop_hears_of_the_producers_death_through_its_peer_fd_without_a_ti
     CHECK(fd >= 0);
     CHECK(!epoll_readable(fd, 0)); /* alive: not readable */
     CHECK_EQ(shared_ring_consumer_peer_fd(&c), fd); /* the same while the peer is */
-    CHECK_EQ(shared_ring_read_some(&c, count_into, &got), 3);
+    CHECK_EQ(shared_ring_read_some(&c, count_messages, &got), 3);
     /* a wait that judged the producer alive: the next judgement by the
        clock is 50 ms away, so only the descriptor can say PEER_GONE sooner */
     CHECK_EQ(shared_ring_wait(&c, 2000000), SHARED_RING_TIMEOUT);
     killed_at = now_ms();
     kill(child, SIGKILL);
     CHECK(epoll_readable(fd, (int)GONE_BOUND_MS));
-    CHECK_EQ(shared_ring_read_some(&c, count_into, &got), SHARED_RING_PEER_GONE);
+    CHECK_EQ(shared_ring_read_some(&c, count_messages, &got), SHARED_RING_PEER_GONE);
     last_took_ms = now_ms() - killed_at;
     CHECK(last_took_ms < GONE_BOUND_MS);
     reap(child);
@@ -1013,12 +1006,12 @@ TEST(a_new_producer_after_a_death_gets_a_new_peer_fd) {
     CHECK(fd1 >= 0);
     reap(first);
     CHECK(epoll_readable(fd1, (int)GONE_BOUND_MS));
-    CHECK_EQ(shared_ring_read_some(&c, count_into, &got), SHARED_RING_PEER_GONE);
+    CHECK_EQ(shared_ring_read_some(&c, count_messages, &got), SHARED_RING_PEER_GONE);
     second = child_producer_publishing(1);
     fd2 = shared_ring_consumer_peer_fd(&c);
     CHECK(fd2 >= 0);
     CHECK(!epoll_readable(fd2, 0)); /* the new producer lives */
-    CHECK_EQ(shared_ring_read_some(&c, count_into, &got), 1);
+    CHECK_EQ(shared_ring_read_some(&c, count_messages, &got), 1);
     reap(second);
 }
 
