@@ -81,6 +81,10 @@ $(B)/%: tests/%.c $(TEST_HDRS) tests/fuzz_main.h | $(B)
 FAST_TESTS = $(addprefix $(B)/fast-,fuzz_consumer fuzz_ops mutate stress results crash)
 $(B)/fast_path: tests/fast_path.c tests/impl.c $(TEST_HDRS) | $(B)
 	$(CC) -std=c11 $(CFLAGS) $(WARN) -o $@ tests/fast_path.c tests/impl.c $(LDFLAGS) $(LIBS)
+# the same with every publish fenced, as to a consumer in another process
+$(B)/fenced-fast_path: tests/fast_path.c tests/impl.c $(TEST_HDRS) | $(B)
+	$(CC) -std=c11 $(CFLAGS) $(WARN) -DSHARED_RING_NO_MEMBARRIER -o $@ tests/fast_path.c tests/impl.c \
+	    $(LDFLAGS) $(LIBS)
 $(B)/fast-%: tests/%.c tests/impl.c $(TEST_HDRS) tests/fuzz_main.h | $(B)
 	$(CC) -std=c11 $(CFLAGS) $(WARN) -DTEST_IMPLEMENTATION_ELSEWHERE -o $@ $< tests/impl.c \
 	    $(LDFLAGS) $(LIBS)
@@ -299,7 +303,7 @@ OS_TESTS = $(B)/os_wait $(B)/clock_fail $(B)/mixed_builds $(B)/ulock-ulock_timeo
 # "make test: N passed, M failed", and fails if M > 0.
 test: $(B)/unit $(B)/results $(B)/stress $(B)/fenced-stress $(B)/crash $(B)/liveness $(B)/mutate \
       $(B)/wakeup_hole $(B)/shm_trust $(B)/kernel_lock $(B)/notifier $(B)/notifier-pipes \
-      $(B)/interleave $(FAST_TESTS) $(B)/fast_path $(B)/ubsan-aligned_commands \
+      $(B)/interleave $(FAST_TESTS) $(B)/fast_path $(B)/fenced-fast_path $(B)/ubsan-aligned_commands \
       $(OS_TESTS) \
       $(addprefix $(B)/,$(COMPILE_TESTS)) $(addprefix $(B)/fuzz_,$(FUZZ_TARGETS)) examples \
       bench/bench
@@ -324,6 +328,7 @@ test: $(B)/unit $(B)/results $(B)/stress $(B)/fenced-stress $(B)/crash $(B)/live
 	    "./$(B)/notifier" \
 	    "./$(B)/notifier-pipes" \
 	    "./$(B)/fast_path" \
+	    "./$(B)/fenced-fast_path" \
 	    "./$(B)/ubsan-aligned_commands" \
 	    "./$(B)/fast-results shared_ring.h" \
 	    "./$(B)/fast-mutate $(MUTATE_CALLS)" \

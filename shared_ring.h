@@ -54,6 +54,7 @@
    Shared memory (define SHARED_RING_SHM):
      shared_ring_shm_open(&shm, name, size, ns)  shared_ring_shm_anonymous(&shm, size)
      shared_ring_shm_map_fd(&shm, fd)  shared_ring_shm_close(&shm)  shared_ring_shm_unlink(name)
+     shared_ring_shm_prefault(&shm)
    Event-loop descriptors (define SHARED_RING_NOTIFIER):
      shared_ring_notifier_open(&n)  shared_ring_notifier_options(&n, end, &options)
      shared_ring_notifier_clear(&n, end)  shared_ring_notifier_close(&n)
@@ -63,7 +64,7 @@
    numeric option's own zero):
      spin_ns 50 us, spin_max_ns 400 us, resume_percent 50, cork_limit 64 KiB,
      recheck_ns 250 ms, trail_ns 2 us, wait/wake/hook_user NULL (OS waits),
-     flags 0 (SHARED_RING_TAKE_BACK), region_fd 0 (none)
+     flags 0 (SHARED_RING_TAKE_BACK, SHARED_RING_POLL_ONLY), region_fd 0 (none)
    Compile-time options: section 6.
 
    ============================================================================
@@ -334,7 +335,9 @@
    re-check. A publish to a peer in another process, or to none yet, or
    one it cannot place, uses a fence: no membarrier reaches another process
    for certain (GLOBAL_EXPEDITED can skip a CPU that runs the peer; see
-   docs/protocol.md, "Who fences"). Each side chooses again when a new peer
+   docs/protocol.md, "Who fences"). Except to a peer that never sleeps on
+   a wake-up (SHARED_RING_POLL_ONLY: it naps in 1 ms slices): a look at
+   its sleeping word that comes too early loses it nothing. Each side chooses again when a new peer
    attaches (the attach leaves 2 in its sleeping word, which the other
    side's next publish or release finds) and before each sleep; until it
    has, the new peer sleeps in 1 ms slices rather than trust a choice made
@@ -600,7 +603,7 @@ typedef struct shared_ring_options {
     shared_ring_wait_fn wait; /* both NULL: built-in OS waits */
     shared_ring_wake_fn wake;
     void *hook_user; /* passed to wait and wake */
-    uint32_t flags;  /* SHARED_RING_TAKE_BACK, or 0 */
+    uint32_t flags;  /* SHARED_RING_TAKE_BACK, SHARED_RING_POLL_ONLY, or 0 */
     int region_fd;   /* the descriptor of the file the region maps from
                         its offset 0 (shm.fd), or 0: none. Linux: the
                         side then holds a lock the kernel drops when its
@@ -613,6 +616,12 @@ typedef struct shared_ring_options {
    the program lost without detaching). Never takes a side from another
    live process. */
 #define SHARED_RING_TAKE_BACK 1u
+/* flags: this side polls and is never woken: after its spin, a wait naps
+   in slices of 1 ms and looks again. In return the peer publishes (or
+   releases) to it without a fence, even from another process: what a
+   consumer that polls, as Aeron's does, saves its producer per message.
+   Not with wait/wake hooks (so no arm). */
+#define SHARED_RING_POLL_ONLY 2u
 
 /* A numeric option's zero setting (its field's 0 means the default). */
 #define SHARED_RING_OFF 0xFFFFFFFFu
@@ -689,10 +698,13 @@ typedef struct shared_ring_side {
     uint32_t process_barrier; /* 1: this process may use membarrier */
     uint32_t open;      /* the side's magic while calls may go ahead (attached,
                            not broken, not in a callback; producer: no claim
-                           open, not closed), so hot paths test one word */
+                           open, not closed), so hot paths test one word;
+                           producer: SRNG_CLAIM_OPEN instead while a plain
+                           claim is open (and the rest holds) */
     uint32_t busy;      /* 1 while a callback of this handle runs */
     uint32_t peer_gone; /* 1: the peer died or detached (the last check) */
     uint32_t gone_told; /* 1: a call has returned PEER_GONE for that */
+    uint32_t poll_only; /* 1: attached with SHARED_RING_POLL_ONLY */
     uint64_t ring_id;   /* the region's ring id, as read at attach */
     uint64_t owner;     /* our identity word in the region (0: none) */
     uint64_t attach_id; /* ours, from the region's attach count */
@@ -1274,6 +1286,14 @@ SHARED_RING_API int shared_ring_shm_anonymous(shared_ring_shm *shm, size_t size)
    than a ring's header); ERR_SYSTEM. */
 SHARED_RING_API int shared_ring_shm_map_fd(shared_ring_shm *shm, int fd);
 
+/* Take the mapping's page faults now, not on the ring's first lap (each
+   first touch of a page of a new mapping costs a fault, microseconds: the
+   first lap's latency tail). Reads a word of each page, so it changes
+   nothing and may run while the peer writes. Each process maps on its own:
+   call it in both, after open, anonymous or map_fd. Either side.
+   Returns: OK; ERR_ARG (shm NULL or not mapped). */
+SHARED_RING_API int shared_ring_shm_prefault(shared_ring_shm *shm);
+
 /* Unmap and close. The object itself lives on until it is unlinked (on
    Windows: until its last handle is closed). Detach handles first. Either
    side.
@@ -1377,8 +1397,8 @@ SHARED_RING_API int shared_ring_notifier_unlink(const char *name);
    common case run inline in the caller, wherever the implementation was
    compiled, so a program that builds it in a file of its own (the stb
    way) pays no call for them. The common case: an open handle, a message
-   that fits in the room the handle already knows is free, no cork, no
-   fence (two threads), a plain claim (not aligned), and for reads records
+   that fits in the room the handle already knows is free, no cork, a
+   plain claim (not aligned), and for reads records
    that need no special care (no padding, no filler, no lap end). Every
    other case, and every call through a function pointer
    (&shared_ring_write_bytes is the function), goes to the implementation.
@@ -1415,10 +1435,12 @@ static inline uint64_t srng_fast_record(uint64_t len) { return (len + 15u) & ~SR
 /* The direct publish of the record at write_pos (`pos`, loaded before the
    payload's copy, which the compiler cannot tell from a store to *p),
    whose payload of `len` bytes is written, as the implementation's srng_finish does it: the end
-   mark, the header (release: after the payload), the position, then a
-   look at the consumer's sleeping word (fenceless: its membarrier fences). */
+   mark, the header (release: after the payload), the position, a fence
+   unless fenceless (then the sleeper's membarrier fences), and a look at
+   the consumer's sleeping word. `fenced` is a constant: each caller gets
+   the code of one kind. */
 static inline void srng_publish_fast(shared_ring_producer *p, uint64_t pos, unsigned char *payload,
-                                     size_t len, uint64_t rec) {
+                                     size_t len, uint64_t rec, int fenced) {
     uint64_t next = pos + rec;
     unsigned char *region = p->s.data - SHARED_RING_HEADER_SIZE;
     p->s.stats.messages++;
@@ -1429,55 +1451,85 @@ static inline void srng_publish_fast(shared_ring_producer *p, uint64_t pos, unsi
                      SRNG_CAST(uint64_t, SRNG_CAST(uint32_t, pos + 1u)) << 32 | len,
                      __ATOMIC_RELEASE);
     p->write_pos = next;
+    if (fenced) p->published = next; /* not direct: `published` is kept */
     p->fast_left -= rec;
     __atomic_store_n(srng_fast_u64(region + 128), next, __ATOMIC_RELEASE);
-    __asm__ __volatile__("" ::: "memory");
+    if (fenced)
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    else
+        __asm__ __volatile__("" ::: "memory");
     if (__atomic_load_n(srng_fast_u32(region + 384), __ATOMIC_RELAXED) != 0u)
         srng_answer(&p->s, region + 384);
 }
 
-static inline int srng_write_bytes_fast(shared_ring_producer *p, const void *data, size_t len,
-                                        uint64_t timeout_ns) {
-    uint64_t rec, pos;
-    unsigned char *payload;
-    if (p == SHARED_RING_NULLPTR || p->s.open != 0x50524f44u || !p->direct ||
-        len > p->s.max_message || data == SHARED_RING_NULLPTR ||
-        (rec = srng_fast_record(len)) > p->fast_left)
-        return (shared_ring_write_bytes)(p, data, len, timeout_ns);
-    pos = p->write_pos;
-    payload = p->s.data + (pos & p->s.mask) + 8;
+/* Not direct only because it fences (to a consumer in another process):
+   uncorked, nothing held back. Published at once, like a direct record. */
+static inline int srng_fenced_direct(const shared_ring_producer *p) {
+    return p->direct == 0u && p->cork_depth == 0u && p->published == p->write_pos;
+}
+
+/* May the fast path write `len` bytes from `data` now, publishing with a
+   fence or without? */
+static inline int srng_fast_fits(const shared_ring_producer *p, const void *data, size_t len,
+                                 int fenced) {
+    return p != SHARED_RING_NULLPTR && p->s.open == 0x50524f44u &&
+           (fenced ? srng_fenced_direct(p) : p->direct != 0u) && len <= p->s.max_message &&
+           data != SHARED_RING_NULLPTR && srng_fast_record(len) <= p->fast_left;
+}
+
+static inline int srng_write_direct(shared_ring_producer *p, const void *data, size_t len,
+                                    int fenced) {
+    uint64_t pos = p->write_pos;
+    unsigned char *payload = p->s.data + (pos & p->s.mask) + 8;
     memcpy(payload, data, len);
-    srng_publish_fast(p, pos, payload, len, rec);
+    srng_publish_fast(p, pos, payload, len, srng_fast_record(len), fenced);
     return SHARED_RING_OK;
 }
 
+static inline int srng_write_bytes_fast(shared_ring_producer *p, const void *data, size_t len,
+                                        uint64_t timeout_ns) {
+    if (__builtin_expect(srng_fast_fits(p, data, len, 0), 1))
+        return srng_write_direct(p, data, len, 0);
+    if (srng_fast_fits(p, data, len, 1)) return srng_write_direct(p, data, len, 1);
+    return (shared_ring_write_bytes)(p, data, len, timeout_ns);
+}
+
 /* claim and commit as the implementation's, in the direct case (no cork,
-   no fence, nothing held back) with room already known to be free. A
-   claim open: `open` says no (write paths refuse), claim_open yes. */
+   nothing held back, with or without a fence) with room already known to
+   be free. While a plain claim is open `open` says so (0x434c4149, "CLAI":
+   write paths refuse, a commit may go inline); else it is 0 or the magic. */
 static inline int srng_claim_fast(shared_ring_producer *p, size_t len, void **out,
                                   uint64_t timeout_ns) {
-    if (p == SHARED_RING_NULLPTR || p->s.open != 0x50524f44u || !p->direct ||
-        len > p->s.max_message || out == SHARED_RING_NULLPTR ||
-        srng_fast_record(len) > p->fast_left)
+    if (!srng_fast_fits(p, out, len, 0) && !srng_fast_fits(p, out, len, 1))
         return (shared_ring_claim)(p, len, out, timeout_ns);
     *out = p->s.data + (p->write_pos & p->s.mask) + 8;
     p->claim_open = 1;
     p->claim_len = len;
     p->claim_skip = 0;
-    p->s.open = 0;
+    p->s.open = 0x434c4149u;
+    return SHARED_RING_OK;
+}
+
+/* May the fast path commit `len` bytes of the open claim? Not yet asked:
+   whether it may publish without a fence. */
+static inline int srng_fast_commits(const shared_ring_producer *p, size_t len) {
+    return p->s.open == 0x434c4149u && len <= p->claim_len;
+}
+
+static inline int srng_commit_direct(shared_ring_producer *p, size_t len, int fenced) {
+    p->claim_open = 0;
+    p->s.open = 0x50524f44u; /* not broken, not closed, not busy: it was CLAI */
+    srng_publish_fast(p, p->write_pos, p->s.data + (p->write_pos & p->s.mask) + 8, len,
+                      srng_fast_record(len), fenced);
     return SHARED_RING_OK;
 }
 
 static inline int srng_commit_fast(shared_ring_producer *p, size_t len) {
-    if (p == SHARED_RING_NULLPTR || p->claim_open != 1u || p->claim_skip != 0u || !p->direct ||
-        len > p->claim_len || p->s.magic != 0x50524f44u ||
-        (p->s.busy | p->s.broken | p->closed) != 0u)
-        return (shared_ring_commit)(p, len);
-    p->claim_open = 0;
-    p->s.open = 0x50524f44u; /* not broken, not closed (checked above) */
-    srng_publish_fast(p, p->write_pos, p->s.data + (p->write_pos & p->s.mask) + 8, len,
-                      srng_fast_record(len));
-    return SHARED_RING_OK;
+    if (__builtin_expect(p != SHARED_RING_NULLPTR && p->direct && srng_fast_commits(p, len), 1))
+        return srng_commit_direct(p, len, 0);
+    if (p != SHARED_RING_NULLPTR && srng_fenced_direct(p) && srng_fast_commits(p, len))
+        return srng_commit_direct(p, len, 1);
+    return (shared_ring_commit)(p, len);
 }
 
 static inline int srng_read_some_fast(shared_ring_consumer *c, shared_ring_read_fn fn,
@@ -1827,8 +1879,10 @@ SHARED_RING_API const char *shared_ring_why(void) { return srng_why_said != SRNG
 #define SRNG_MAX_MESSAGE_LIMIT 0x7FFFFFF8u
 #define SRNG_PRODUCER_MAGIC 0x50524f44u
 #define SRNG_CONSUMER_MAGIC 0x434f4e53u
+#define SRNG_CLAIM_OPEN 0x434c4149u /* the producer's `open` while a plain claim is */
 #ifdef SRNG_FAST_PATH
-SRNG_STATIC_ASSERT(SRNG_PRODUCER_MAGIC == 0x50524f44u && SRNG_CONSUMER_MAGIC == 0x434f4e53u,
+SRNG_STATIC_ASSERT(SRNG_PRODUCER_MAGIC == 0x50524f44u && SRNG_CONSUMER_MAGIC == 0x434f4e53u &&
+                       SRNG_CLAIM_OPEN == 0x434c4149u,
                    "the inline fast path's magics are the handles'");
 #endif
 
@@ -2212,6 +2266,7 @@ SRNG_INLINE void srng_leave_callback(shared_ring_side *s, uint32_t open) {
 static uint32_t srng_wait_mode(const shared_ring_side *s) {
     uint32_t wakes = SRNG_OS_SLEEP != SRNG_SLEEPS_NAPS ? SRNG_WAKES(SRNG_OS_SLEEP) : 0u;
     if (s->wake != SRNG_NULL) return SRNG_SLEEPS_HOOK | wakes | SRNG_WAKES(SRNG_SLEEPS_HOOK);
+    if (s->poll_only) return SRNG_SLEEPS_NAPS | wakes;
     return SRNG_OS_SLEEP | wakes;
 }
 
@@ -3069,9 +3124,11 @@ static int srng_watch_peer(shared_ring_side *s, uint64_t now) {
    picks its CPUs from what each one runs at the time of the call.
 
    So a side publishes without a fence only to a peer the kernel places in
-   its own process (the same pid in the same pid namespace), and says so by
-   writing that peer's attach id in its fenceless_for word; to any other
-   peer, or none, it fences. A sleeper trusts fenceless_for only when it
+   its own process (the same pid in the same pid namespace), or to a peer
+   whose wait_mode says it only naps (SHARED_RING_POLL_ONLY, or a build
+   without OS waits: it needs no wake-up, so a look at its word that comes
+   too early loses nothing), and says so by writing that peer's attach id
+   in its fenceless_for word; to any other peer, or none, it fences. A sleeper trusts fenceless_for only when it
    holds its own attach id; another non-zero value (written for a peer that
    has left) makes it sleep in SRNG_SLICE_NS slices until the publisher
    chooses again, which it does whenever it finds the sleeper's word
@@ -3139,13 +3196,20 @@ static void srng_choose_barrier(shared_ring_side *s) {
     int producer = s->magic == SRNG_PRODUCER_MAGIC;
     unsigned peer_id = srng_peer_id(s);
     unsigned own = producer ? SRNG_OFF_PRODUCER_SLEEPING : SRNG_OFF_CONSUMER_SLEEPING;
-    /* acquire: the peer stored its pid and namespace before its id */
+    unsigned peer_mode = producer ? SRNG_OFF_CONSUMER_WAIT_MODE : SRNG_OFF_PRODUCER_WAIT_MODE;
+    /* acquire: the peer stored its pid, namespace and wait mode before its id */
     uint64_t peer = SRNG_LOAD(srng_u64_at(s->region, peer_id + SRNG_ID_ATTACH), acquire);
     uint64_t fenceless_for;
+    int naps;
     if (peer == s->barrier_peer) return;
     s->barrier_peer = peer;
-    fenceless_for =
-        peer != 0u && s->process_barrier && srng_in_this_process(s->region, peer_id) ? peer : 0u;
+    /* A peer that only naps needs no wake-up, so no fence either; one the
+       kernel places in this process is fenced by its own membarrier. */
+    naps = (SRNG_LOAD(srng_u32_at(s->region, peer_mode), relaxed) & 0xFFu) == SRNG_SLEEPS_NAPS;
+    fenceless_for = peer != 0u && (naps || (s->process_barrier &&
+                                            srng_in_this_process(s->region, peer_id)))
+                        ? peer
+                        : 0u;
     /* release: a sleeper that reads 0 also sees every fenceless publish
        before it. The fence: a sleeper that did not see our new value yet
        has announced itself where our next loads see it. */
@@ -3264,6 +3328,7 @@ static int srng_announce_sleep(const shared_ring_side *s, srng_au32 *word, srng_
        (the producer's wake position). */
     SRNG_STORE(word, 1u, release);
     SRNG_FENCE();
+    if (s->poll_only) return 0; /* it naps: nobody promises it anything */
     fenceless_for = SRNG_LOAD(srng_fenceless_for(peer), acquire);
     return fenceless_for == 0u || (fenceless_for == s->attach_id && srng_process_barrier());
 }
@@ -3515,8 +3580,12 @@ static int srng_attach_side(shared_ring_side *s, void *region, size_t region_siz
                             opt->resume_percent, 0, 0);
     if ((opt->wait == SRNG_NULL) != (opt->wake == SRNG_NULL))
         return srng_refuse(SHARED_RING_ERR_ARG, "wait and wake hooks come as a pair: one is NULL");
-    if ((opt->flags & ~SHARED_RING_TAKE_BACK) != 0u)
+    if ((opt->flags & ~(SHARED_RING_TAKE_BACK | SHARED_RING_POLL_ONLY)) != 0u)
         return srng_explain(SHARED_RING_ERR_ARG, "unknown flags (%u)", opt->flags, 0, 0);
+    if ((opt->flags & SHARED_RING_POLL_ONLY) != 0u && opt->wake != SRNG_NULL)
+        return srng_refuse(SHARED_RING_ERR_ARG,
+                           "SHARED_RING_POLL_ONLY with wait and wake hooks: a side that polls "
+                           "is woken by nothing");
     r = srng_lock_side(opt->region_fd, id_off, &s->lock_fd);
     if (r != SHARED_RING_OK) return r;
     r = srng_claim(r8, id_off, opt->flags, s->lock_fd, &s->owner);
@@ -3549,6 +3618,7 @@ static int srng_attach_side(shared_ring_side *s, void *region, size_t region_siz
     s->wait = opt->wait;
     s->wake = opt->wake;
     s->hook_user = opt->hook_user;
+    s->poll_only = (opt->flags & SHARED_RING_POLL_ONLY) != 0u;
     return SHARED_RING_OK;
 }
 
@@ -3660,7 +3730,10 @@ static void srng_end_direct(shared_ring_producer *p) {
 /* Keep `open` in step with the state it summarizes; called after every
    change of claim_open, closed or broken. */
 static void srng_update_open(shared_ring_producer *p) {
-    p->s.open = (p->s.broken | p->claim_open | p->closed) == 0 ? SRNG_PRODUCER_MAGIC : 0u;
+    uint32_t claimed = p->claim_skip == 0 ? SRNG_CLAIM_OPEN : 0u; /* aligned: not inline */
+    p->s.open = (p->s.broken | p->closed) != 0 ? 0u
+                : p->claim_open                 ? claimed
+                                                : SRNG_PRODUCER_MAGIC;
 }
 
 /* ---- setup -------------------------------------------------------------- */
@@ -4259,9 +4332,9 @@ SRNG_INLINE int srng_claim_record(shared_ring_producer *p, size_t len, size_t al
     if (r != SHARED_RING_OK) return r;
     skip = (align - (SRNG_PUN(uintptr_t, dst) & (align - 1u))) & (align - 1u);
     p->claim_open = 1;
-    srng_update_open(p);
     p->claim_len = len;
     p->claim_skip = SRNG_CAST(uint32_t, skip);
+    srng_update_open(p);
     *out = dst + skip;
     return SHARED_RING_OK;
 }
@@ -4987,6 +5060,7 @@ static int srng_announce_many(shared_ring_consumer *const *rings, size_t n, int 
     for (i = 0; i < n; i++) {
         uint64_t fenceless_for;
         if (rings[i] == SRNG_NULL) continue;
+        if (rings[i]->s.poll_only) promised = 0; /* it naps (srng_announce_sleep) */
         fenceless_for = SRNG_LOAD(
             srng_u64_at(rings[i]->s.region, SRNG_OFF_PRODUCER_FENCELESS_FOR), acquire);
         if (fenceless_for == rings[i]->s.attach_id)
@@ -5840,6 +5914,17 @@ SHARED_RING_API int shared_ring_shm_unlink(const char *name) {
     return srng_refuse(SHARED_RING_ERR_SYSTEM, "shm_unlink failed (errno says why; ENOENT: no such name)");
 }
 #endif
+
+SHARED_RING_API int shared_ring_shm_prefault(shared_ring_shm *shm) {
+    size_t off;
+    if (shm == SRNG_NULL || shm->region == SRNG_NULL)
+        return srng_refuse(SHARED_RING_ERR_ARG, "shm is NULL, or not mapped");
+    /* an atomic load: the peer may be writing there (4 KiB steps: a
+       larger page is only touched more than once) */
+    for (off = 0; off + 4u <= shm->size; off += 4096u)
+        (void)SRNG_LOAD(SRNG_PUN(srng_au32 *, SRNG_CAST(unsigned char *, shm->region) + off), relaxed);
+    return SHARED_RING_OK;
+}
 #endif /* SHARED_RING_SHM */
 
 #ifdef SHARED_RING_NOTIFIER

@@ -7,7 +7,8 @@
 #   - gcc -O2, gcc -O3 and clang -O2;
 #   - a read every message (B = 1) and every 16 (B = 16);
 #   - with AERON=path, Aeron's try_claim + memcpy + commit and read in the
-#     same loop, its ring in its own file (bench/peers/aeron_instructions.c).
+#     same loop (bench/peers/aeron_instructions.c), its ring in the loop's
+#     file and in its own: each build mode of ours against the same of Aeron.
 # INSTR_HEADER=path measures another copy of the header.
 set -eu
 cd "$(dirname "$0")/.."
@@ -36,6 +37,8 @@ build() { # CC OPT NAME: the two shared_ring builds, and Aeron's when given
             "$here/aeron_instructions.c"
         $1 -std=gnu11 $2 $dbg -w -I"$work/c" -c -o "$OUT/$3-aeron-rb.o" "$fixed"
         $1 -o "$OUT/$3-aeron" "$OUT/$3-aeron-loop.o" "$OUT/$3-aeron-rb.o"
+        $1 -std=gnu11 $2 $dbg -w -I"$work/c" -DAERON_SAME_FILE="\"$fixed\"" \
+            -o "$OUT/$3-aeron-inline" "$here/aeron_instructions.c"
     fi
 }
 
@@ -44,8 +47,8 @@ if [ -n "$aeron" ]; then
 fi
 
 echo "instructions per 64-byte message, write + read (callgrind, $N messages, one thread)"
-echo "| compiler | B | implementation in the caller's file | in its own file (target) | Aeron claim + read, own file | own file − Aeron |"
-echo "|---|---:|---:|---:|---:|---:|"
+echo "| compiler | B | ring, caller's file | Aeron, caller's file | ring − Aeron | ring, own file (target) | Aeron, own file | ring − Aeron |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|"
 for v in "gcc -O2" "gcc -O3" "clang -O2"; do
     set -- $v
     name="$1$2"
@@ -53,11 +56,13 @@ for v in "gcc -O2" "gcc -O3" "clang -O2"; do
     for b in 1 16; do
         inline=$(count "$OUT/$name-inline" "$N" 64 "$b")
         separate=$(count "$OUT/$name-separate" "$N" 64 "$b")
-        peer="not given" diff=""
+        peer="not given" peer_inline="not given" diff="" diff_inline=""
         if [ -n "$aeron" ]; then
             peer=$(count "$OUT/$name-aeron" "$N" 64 "$b")
+            peer_inline=$(count "$OUT/$name-aeron-inline" "$N" 64 "$b")
             diff=$(awk -v a="$separate" -v b="$peer" 'BEGIN { printf "%+.1f", a - b }')
+            diff_inline=$(awk -v a="$inline" -v b="$peer_inline" 'BEGIN { printf "%+.1f", a - b }')
         fi
-        echo "| $1 $2 | $b | $inline | $separate | $peer | $diff |"
+        echo "| $1 $2 | $b | $inline | $peer_inline | $diff_inline | $separate | $peer | $diff |"
     done
 done

@@ -246,6 +246,30 @@ TEST(a_claim_in_a_cork_is_committed_by_the_implementation_and_published_at_uncor
     CHECK_EQ(shared_ring_read_some(&c, record, &s), 1);
 }
 
+/* `pending` holds the header the implementation keeps back while it
+   publishes a record in two steps (corked, or fenced before the fast path
+   knew how to fence): the inline path never touches it. */
+#define UNTOUCHED 0x5555555555555555u
+
+TEST(a_write_and_a_commit_go_inline_with_a_fence_or_without) {
+    seen s = { 0 };
+    void *dst;
+    setup();
+#ifdef SHARED_RING_NO_MEMBARRIER
+    CHECK_EQ(p.s.fenceless, 0); /* this build publishes with a fence */
+#endif
+    CHECK_EQ(shared_ring_write_bytes(&p, "first", 5, 0), SHARED_RING_OK); /* learns the room */
+    p.pending = UNTOUCHED;
+    CHECK_EQ(shared_ring_write_bytes(&p, "second", 6, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_claim(&p, 16, &dst, 0), SHARED_RING_OK);
+    memcpy(dst, "third", 5);
+    CHECK_EQ(shared_ring_commit(&p, 5), SHARED_RING_OK);
+    CHECK(p.pending == UNTOUCHED);
+    CHECK_EQ(shared_ring_read_some(&c, record, &s), 3);
+    CHECK_EQ(s.lens[1], 6);
+    CHECK_EQ(s.lens[2], 5);
+}
+
 int main(void) {
     alarm(60);
     RUN(a_batch_that_crosses_the_lap_end_is_read_in_one_call);
@@ -258,6 +282,7 @@ int main(void) {
     RUN(a_consumer_asleep_is_woken_by_a_fast_write);
     RUN(a_producer_asleep_for_room_is_woken_by_a_fast_read);
     RUN(a_fast_claim_and_commit_publish_what_was_built_in_place);
+    RUN(a_write_and_a_commit_go_inline_with_a_fence_or_without);
     RUN(while_a_fast_claim_is_open_writes_and_claims_are_refused_and_close_too);
     RUN(a_fast_commit_longer_than_the_claim_is_too_big_and_keeps_the_claim);
     RUN(a_commit_after_the_ring_was_found_corrupt_is_refused);

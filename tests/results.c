@@ -962,7 +962,10 @@ TEST(shared_memory_helpers_return_documented_results) {
     CHECK_CALL("shm_open", "too long", shared_ring_shm_open(&a, long_name, size, 0));
     CHECK_CALL("shm_open", "NULL", shared_ring_shm_open(NULL, name, size, 0));
     CHECK_CALL("shm_anonymous", "good", shared_ring_shm_anonymous(&a, size));
+    CHECK_CALL("shm_prefault", "mapped", shared_ring_shm_prefault(&a));
     CHECK_CALL("shm_close", "anonymous", shared_ring_shm_close(&a));
+    CHECK_CALL("shm_prefault", "closed", shared_ring_shm_prefault(&a));
+    CHECK_CALL("shm_prefault", "NULL", shared_ring_shm_prefault(NULL));
     CHECK_CALL("shm_anonymous", "size 0", shared_ring_shm_anonymous(&a, 0));
     CHECK_CALL("shm_anonymous", "NULL", shared_ring_shm_anonymous(NULL, size));
     /* an object others may write (they could inject messages) */
@@ -1064,6 +1067,7 @@ TEST(every_int_function_has_a_documented_result_list) {
         "shm_map_fd",
         "shm_close",
         "shm_unlink",
+        "shm_prefault",
         "notifier_open",
         "notifier_options",
         "notifier_clear",

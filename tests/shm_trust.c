@@ -1,6 +1,7 @@
 /* Shared memory a peer cannot pull away or pre-empt: the sealed memfd of
    shm_anonymous, a named object whose creator died before sizing it, and
-   named objects of another user or open to others (POSIX, Linux). */
+   named objects of another user or open to others (POSIX, Linux); and a
+   mapping whose page faults are taken before the first lap. */
 #define _GNU_SOURCE
 #define SHARED_RING_SHM
 #define SHARED_RING_IMPLEMENTATION
@@ -10,6 +11,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -30,6 +32,33 @@ TEST(a_peer_holding_the_anonymous_descriptor_cannot_shrink_it) {
     CHECK(ftruncate(shm.fd, SIZE * 2) != 0);
     ((volatile unsigned char *)shm.region)[SIZE - 1] = 1; /* still mapped: no SIGBUS */
     CHECK_EQ(shared_ring_shm_close(&shm), SHARED_RING_OK);
+}
+
+static long minor_faults(void) {
+    struct rusage u;
+    getrusage(RUSAGE_SELF, &u);
+    return u.ru_minflt;
+}
+
+/* Writes a byte of every page: the first lap of a ring. Returns the
+   page faults it took. */
+static long faults_writing_every_page(shared_ring_shm *shm) {
+    long before = minor_faults();
+    size_t off;
+    for (off = 0; off < shm->size; off += 4096u) ((volatile unsigned char *)shm->region)[off] = 1;
+    return minor_faults() - before;
+}
+
+TEST(a_prefaulted_mapping_takes_no_page_fault_on_its_first_lap) {
+    shared_ring_shm fresh, warm;
+    size_t size = 8u << 20; /* 2,048 pages */
+    CHECK_EQ(shared_ring_shm_anonymous(&fresh, size), SHARED_RING_OK);
+    CHECK(faults_writing_every_page(&fresh) > 100); /* what prefault saves */
+    CHECK_EQ(shared_ring_shm_anonymous(&warm, size), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_shm_prefault(&warm), SHARED_RING_OK);
+    CHECK(faults_writing_every_page(&warm) < 10);
+    CHECK_EQ(shared_ring_shm_close(&fresh), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_shm_close(&warm), SHARED_RING_OK);
 }
 
 TEST(an_object_whose_creator_died_before_sizing_it_is_sized_by_an_opener) {
@@ -116,5 +145,6 @@ int main(void) {
     RUN(the_creator_makes_the_object_with_mode_0600);
     RUN(an_existing_object_of_another_size_says_both_sizes);
     RUN(opening_a_missing_name_with_a_zero_timeout_says_not_yet_not_timeout);
+    RUN(a_prefaulted_mapping_takes_no_page_fault_on_its_first_lap);
     return harness_summary("shm trust");
 }

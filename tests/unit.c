@@ -2326,6 +2326,70 @@ TEST(a_sleeper_that_is_not_the_publishers_fenceless_peer_looks_again_every_slice
 }
 
 
+static void *write_z_after_20ms(void *arg) {
+    (void)arg;
+    nanosleep(&(struct timespec){ 0, 20000000 }, NULL);
+    CHECK_EQ(shared_ring_write_bytes(&prod, "z", 1, 0), SHARED_RING_OK);
+    return NULL;
+}
+
+/* Attaches a consumer with SHARED_RING_POLL_ONLY (spin and recheck off),
+   the producer with defaults. */
+static void setup_poll_only_consumer(void) {
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
+    o.spin_ns = SHARED_RING_OFF;
+    o.recheck_ns = SHARED_RING_OFF;
+    o.flags = SHARED_RING_POLL_ONLY;
+    memset(region, 0, sizeof region);
+    region_bytes = shared_ring_region_size(1024, 0);
+    CHECK_EQ(shared_ring_format(region, region_bytes, 1024, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_producer(&prod, region, region_bytes, NULL), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_consumer(&cons, region, region_bytes, &o), SHARED_RING_OK);
+}
+
+TEST(a_poll_only_side_says_in_its_wait_mode_that_it_only_naps) {
+    setup_poll_only_consumer();
+    CHECK_EQ(region_u32(392) & 0xFFu, 0); /* kind 0: never sleeps unbounded */
+    CHECK(region_u32(392) >> 8 == region_u32(520) >> 8); /* makes the same wake-ups */
+}
+
+/* Nobody wakes a side that polls (its producer makes no call for a napper,
+   and may publish without a fence): its wait finds the message by a nap. */
+TEST(a_poll_only_consumer_finds_a_message_by_napping_with_recheck_off) {
+    pthread_t t;
+    uint64_t start, took;
+    setup_poll_only_consumer();
+    pthread_create(&t, NULL, write_z_after_20ms, NULL);
+    start = test_now_ns();
+    CHECK_EQ(shared_ring_wait(&cons, 10000000000u), SHARED_RING_OK); /* 10 s */
+    took = test_now_ns() - start;
+    pthread_join(t, NULL);
+    CHECK(took < 2000000000u); /* a 1 ms nap after the 20 ms write; 2 s allowed */
+}
+
+TEST(a_poll_only_consumer_in_wait_any_finds_a_message_by_napping) {
+    shared_ring_consumer *set[1] = { &cons };
+    pthread_t t;
+    uint64_t start, took;
+    setup_poll_only_consumer();
+    pthread_create(&t, NULL, write_z_after_20ms, NULL);
+    start = test_now_ns();
+    CHECK_EQ(shared_ring_wait_any(set, 1, 10000000000u), 0);
+    took = test_now_ns() - start;
+    pthread_join(t, NULL);
+    CHECK(took < 2000000000u);
+}
+
+TEST(poll_only_with_wait_and_wake_hooks_is_refused) {
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
+    o.flags = SHARED_RING_POLL_ONLY;
+    o.wait = counting_wait;
+    o.wake = counting_wake;
+    region_bytes = shared_ring_region_size(1024, 0);
+    CHECK_EQ(shared_ring_format(region, region_bytes, 1024, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_consumer(&cons, region, region_bytes, &o), SHARED_RING_ERR_ARG);
+    CHECK(strstr(shared_ring_why(), "POLL_ONLY") != NULL);
+}
 
 /* ---- one handle per side ---------------------------------------------------- */
 
@@ -2369,7 +2433,7 @@ TEST(unknown_attach_flags_are_refused) {
     shared_ring_options o = SHARED_RING_OPTIONS_INIT;
     setup(1024, 0);
     CHECK_EQ(shared_ring_detach_producer(&prod), SHARED_RING_OK);
-    o.flags = 2u;
+    o.flags = 4u; /* above TAKE_BACK (1) and POLL_ONLY (2) */
     CHECK_EQ(shared_ring_attach_producer(&prod, region, region_bytes, &o), SHARED_RING_ERR_ARG);
 }
 
@@ -2501,19 +2565,22 @@ TEST(a_consumer_waiting_after_peer_gone_gets_the_new_producers_message) {
 #if defined(__linux__) && !defined(__APPLE__)
 #include <sys/mman.h>
 #include <sys/wait.h>
-/* The consumer moves from this process to a child: the producer, which
-   published to it without a fence, fences from its next publish on. */
-TEST(a_producer_fences_for_a_consumer_that_attached_from_another_process) {
+/* The consumer moves from this process to a child, attached with `flags`:
+   what the producer, which published to it without a fence, writes in
+   fenceless_for once the child's attach is answered by its next publish.
+   The child reads "a" and then the parent's "b", through naps if it polls. */
+static uint64_t fenceless_for_a_consumer_moved_to_a_child(uint32_t flags, uint64_t *child_id) {
     size_t bytes = shared_ring_region_size(4096, 0);
     unsigned char *mem =
         mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     shared_ring_producer p;
     shared_ring_consumer c;
-    uint64_t first_id, child_id = 0, fenceless_for;
+    uint64_t first_id, fenceless_for = 0;
     int status = 0, i;
     pid_t child;
+    *child_id = 0;
     CHECK(mem != MAP_FAILED);
-    if (mem == MAP_FAILED) return;
+    if (mem == MAP_FAILED) return 0;
     CHECK_EQ(shared_ring_format(mem, bytes, 4096, 0), SHARED_RING_OK);
     CHECK_EQ(shared_ring_attach_producer(&p, mem, bytes, NULL), SHARED_RING_OK);
     CHECK_EQ(shared_ring_attach_consumer(&c, mem, bytes, NULL), SHARED_RING_OK);
@@ -2524,10 +2591,12 @@ TEST(a_producer_fences_for_a_consumer_that_attached_from_another_process) {
     CHECK_EQ(shared_ring_detach_consumer(&c), SHARED_RING_OK);
     child = harness_fork();
     if (child == 0) {
+        shared_ring_options o = SHARED_RING_OPTIONS_INIT;
         shared_ring_consumer cc;
         seen s;
+        o.flags = flags;
         memset(&s, 0, sizeof s);
-        if (shared_ring_attach_consumer(&cc, mem, bytes, NULL) != SHARED_RING_OK) _exit(2);
+        if (shared_ring_attach_consumer(&cc, mem, bytes, &o) != SHARED_RING_OK) _exit(2);
         /* "a", then the parent's "b" */
         while (s.count < 2)
             if (shared_ring_read(&cc, record_message, &s, 5000000000u) < 0) _exit(3);
@@ -2535,20 +2604,35 @@ TEST(a_producer_fences_for_a_consumer_that_attached_from_another_process) {
     }
     /* Until the child's attach is done: its id, then its "look at me" (2)
        or its sleep (1) in consumer_sleeping, which the next write answers. */
-    for (i = 0; i < 5000 && (child_id == 0 || child_id == first_id ||
+    for (i = 0; i < 5000 && (*child_id == 0 || *child_id == first_id ||
                              __atomic_load_n((uint32_t *)(void *)(mem + 384), __ATOMIC_ACQUIRE) == 0);
          i++) {
         nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
-        child_id = __atomic_load_n((uint64_t *)(void *)(mem + 776), __ATOMIC_ACQUIRE);
+        *child_id = __atomic_load_n((uint64_t *)(void *)(mem + 776), __ATOMIC_ACQUIRE);
     }
-    CHECK(child_id != 0 && child_id != first_id);
+    CHECK(*child_id != 0 && *child_id != first_id);
     CHECK_EQ(shared_ring_write_bytes(&p, "b", 1, SHARED_RING_FOREVER), SHARED_RING_OK);
     memcpy(&fenceless_for, mem + 536, 8);
-    CHECK_EQ(fenceless_for, 0);
     CHECK(waitpid(child, &status, 0) == child);
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     shared_ring_detach_producer(&p);
     munmap(mem, bytes);
+    return fenceless_for;
+}
+
+TEST(a_producer_fences_for_a_consumer_that_attached_from_another_process) {
+    uint64_t child_id;
+    CHECK_EQ(fenceless_for_a_consumer_moved_to_a_child(0, &child_id), 0);
+}
+
+/* It naps rather than sleeps until woken, so nothing it counts on is lost
+   if the producer's look at its word comes early: no fence needed. */
+TEST(a_producer_publishes_without_a_fence_to_a_poll_only_consumer_in_another_process) {
+    uint64_t child_id;
+    uint64_t fenceless_for = fenceless_for_a_consumer_moved_to_a_child(SHARED_RING_POLL_ONLY,
+                                                                       &child_id);
+    CHECK(child_id != 0);
+    CHECK_EQ(fenceless_for, child_id);
 }
 #endif
 
@@ -3401,8 +3485,13 @@ int main(void) {
     RUN(header_changed_after_attach_does_not_move_the_bounds);
     RUN(a_side_publishes_without_a_fence_to_a_peer_in_its_own_process);
     RUN(a_sleeper_that_is_not_the_publishers_fenceless_peer_looks_again_every_slice);
+    RUN(a_poll_only_side_says_in_its_wait_mode_that_it_only_naps);
+    RUN(a_poll_only_consumer_finds_a_message_by_napping_with_recheck_off);
+    RUN(a_poll_only_consumer_in_wait_any_finds_a_message_by_napping);
+    RUN(poll_only_with_wait_and_wake_hooks_is_refused);
 #if defined(__linux__) && !defined(__APPLE__)
     RUN(a_producer_fences_for_a_consumer_that_attached_from_another_process);
+    RUN(a_producer_publishes_without_a_fence_to_a_poll_only_consumer_in_another_process);
 #endif
     RUN(a_second_handle_of_an_attached_side_in_the_same_process_is_busy);
     RUN(a_second_attach_on_an_attached_handle_is_busy_and_leaves_it_working);

@@ -17,6 +17,13 @@
 
 #include "aeron_err_stub.h"
 
+/* AERON_SAME_FILE names the ring's source: it is then compiled in this
+   file, where the compiler may inline it into the loop (as the ring's
+   fast path is inlined into its caller's). */
+#ifdef AERON_SAME_FILE
+#include AERON_SAME_FILE
+#endif
+
 typedef struct sink {
     unsigned char copy[4096];
     uint64_t sum, count;

@@ -48,6 +48,7 @@ for rule in OLD_CAPTURE OLD_ORDER OLD_RING OLD_DROP NO_JUDGE; do verify lifecycl
 verify wakeup pass
 verify wakeup pass -DFENCELESS
 verify wakeup fail -DFENCELESS -DNO_MEMBARRIER
+verify wakeup pass -DFENCELESS -DNO_MEMBARRIER -DNAPS
 verify wakeup fail -DNO_PUBLISH_FENCE
 verify wakeup fail -DNO_RECHECK
 verify wakeup fail -DNO_SLEEPER_FENCE

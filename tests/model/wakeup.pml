@@ -7,7 +7,10 @@
 
    FENCELESS: the publisher does not fence (a peer in its own process);
    the sleeper then calls membarrier before its re-check. Otherwise the
-   publisher fences between its store and its look.
+   publisher fences between its store and its look. NAPS: the sleeper
+   naps instead (SHARED_RING_POLL_ONLY): its sleep ends by itself, so with
+   FENCELESS and NO_MEMBARRIER (it runs in another process, which its
+   membarrier does not reach) nothing is lost either.
 
    Checked: no wake-up is lost, with the safety net (recheck_ns) off: an
    end state in which the sleeper sleeps while a message is published is
@@ -76,7 +79,11 @@ active proctype Sleeper() {
 #endif
        /* futex_wait(word, 1): sleeps only if the word still says asleep */
        atomic { if :: sleeping == 1 || sleeping_buffered -> waiting = true :: else -> skip fi };
+#ifdef NAPS
+       waiting = false;                    /* a nap ends by itself: look again */
+#else
        (!waiting);
+#endif
        atomic { sleeping = 0; sleeping_buffered = 0 };
 again: skip
     od
