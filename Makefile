@@ -12,7 +12,9 @@
 #                message, one thread: implementation in the caller's file and
 #                in its own, gcc/clang, a read per 1 and per 16 messages, and
 #                Aeron's ring in the same loop (INSTR_HEADER=path: another header)
-#   make peers AERON=path   side by side with Aeron's C SPSC ring
+#   make peers [AERON=path]   between processes: a Unix socket, a pipe and
+#                (with AERON) Aeron's C SPSC ring over shared memory; between
+#                threads: Aeron's ring (PEERS_REPS, PEERS_SECONDS)
 #   make alone   each side's calls timed alone, one thread, against the same
 #                copy written inline (64 B and 256 B)
 #   make install PREFIX=/usr/local [DESTDIR=...]   header, pkg-config, CMake package
@@ -380,8 +382,10 @@ instructions: bench/instructions.c bench/impl.c $(HDR) | $(B)
 	AERON="$(AERON)" INSTR_MESSAGES=$(INSTR_MESSAGES) INSTR_HEADER="$(INSTR_HEADER)" \
 	    sh bench/instructions.sh
 
+PEERS_REPS ?= 5
+PEERS_SECONDS ?= 0.4
 peers:
-	sh bench/peers/aeron.sh "$(AERON)"
+	sh bench/peers/peers.sh "$(AERON)" $(PEERS_REPS) $(PEERS_SECONDS)
 
 $(B)/alone: bench/alone.c $(HDR) | $(B)
 	$(CC) -std=c11 -O3 -g $(WARN) -o $@ bench/alone.c $(LDFLAGS) $(LIBS)

@@ -12,8 +12,11 @@
    build it: the implementation in its own translation unit, so only what
    the header's declaration part makes inline can be.
 
-   instructions [MESSAGES] [SIZE] [BATCH] [claim]   (defaults 1000000, 64,
-   16; `claim`: each message is shared_ring_claim + memcpy + commit)
+   instructions [MESSAGES] [SIZE] [BATCH]   (defaults 1000000, 64, 16)
+
+   Built with -DCLAIM_LOOP, each message is shared_ring_claim + memcpy +
+   commit instead (a build of its own, so that the write loop's code, and
+   what the compiler inlines into it, stays as it is).
 
    Build against another copy of the header with
    -DSHARED_RING_HEADER='"path/to/shared_ring.h"' to compare versions. */
@@ -51,17 +54,19 @@ static int take(void *user, const void *data, size_t len) {
 #endif
 RUN_LOOP_ATTRIBUTES uint64_t run_loop(shared_ring_producer *p, shared_ring_consumer *c,
                                       const void *msg, size_t size, uint64_t messages,
-                                      unsigned batch, int claim, sink *s) {
+                                      unsigned batch, sink *s) {
     uint64_t delivered = 0;
     for (uint64_t sent = 0; sent < messages; sent += batch) {
         for (unsigned i = 0; i < batch; i++) {
+#ifdef CLAIM_LOOP
             void *at;
-            if (!claim) {
-                shared_ring_write_bytes(p, msg, size, 0);
-            } else if (shared_ring_claim(p, size, &at, 0) == SHARED_RING_OK) {
+            if (shared_ring_claim(p, size, &at, 0) == SHARED_RING_OK) {
                 memcpy(at, msg, size);
                 shared_ring_commit(p, size);
             }
+#else
+            shared_ring_write_bytes(p, msg, size, 0);
+#endif
         }
         delivered += (uint64_t)shared_ring_read_some(c, take, s);
     }
@@ -72,7 +77,6 @@ int main(int argc, char **argv) {
     uint64_t messages = argc > 1 ? strtoull(argv[1], NULL, 10) : 1000000u;
     size_t size = argc > 2 ? (size_t)strtoull(argv[2], NULL, 10) : 64u;
     unsigned batch = argc > 3 ? (unsigned)strtoul(argv[3], NULL, 10) : 16u;
-    int claim = argc > 4 && strcmp(argv[4], "claim") == 0;
     size_t bytes = shared_ring_region_size(RING, 0);
     void *region = aligned_alloc(4096, bytes);
     unsigned char msg[4096];
@@ -82,7 +86,7 @@ int main(int argc, char **argv) {
     uint64_t got;
     if (region == NULL || size > sizeof msg || batch == 0 || batch > 64 || messages % batch != 0) {
         fprintf(stderr, "usage: instructions [MESSAGES, a multiple of BATCH] [SIZE <= 4096] "
-                        "[BATCH 1..64] [claim]\n");
+                        "[BATCH 1..64]\n");
         return 2;
     }
     memset(msg, 'x', size);
@@ -92,7 +96,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "instructions: set-up failed\n");
         return 1;
     }
-    got = run_loop(&p, &c, msg, size, messages, batch, claim, &s);
+    got = run_loop(&p, &c, msg, size, messages, batch, &s);
     printf("%llu messages of %zu bytes delivered\n", (unsigned long long)got, size);
     free(region);
     return got == messages ? 0 : 1;

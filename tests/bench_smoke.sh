@@ -32,5 +32,13 @@ check "the fan-in wake-up table has the 129-ring row" grep -q '^| 129 | [0-9]' "
 check "the per-state table pairs the ring with the ceiling" grep -q '^| shared-buffer ÷ ceiling | fast |' "$out"
 check "json mode prints one object per line" \
     sh -c "$bench $short --variants shared-buffer,fan-in --json > $json && grep -q '\"variant\": \"fan-in\"' $json && ! grep -v '^{' $json"
+# make peers' processes harness, without Aeron (a socket and a pipe)
+peers=$(mktemp)
+check "the processes harness builds without Aeron" \
+    ${CC:-cc} -std=gnu11 -O2 -w -D_GNU_SOURCE -DSHARED_RING_SHM -DNO_AERON -o "$peers" \
+    bench/peers/processes.c bench/impl.c -lpthread
+check "the processes harness checks every message and prints its ratios" \
+    sh -c "$peers 1 0.02 > $out && grep -q '^| shared-poll ÷ shared | [0-9]' $out && grep -q '^| shared ÷ pipe | [0-9]' $out && grep -q '^| shared-poll | [0-9]* | [0-9]' $out"
+rm -f "$peers"
 echo "bench smoke: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -1,4 +1,4 @@
-# Sourced by aeron.sh and instructions.sh with $aeron set to an Aeron
+# Sourced by peers.sh and instructions.sh with $aeron set to an Aeron
 # checkout: copies its C client to a scratch directory outside this project
 # ($work/c; removed on exit), applies the fix of upstream PR #2015 to
 # aeron_spsc_rb.c ($fixed) and refuses a copy that is neither unfixed in the

@@ -5,7 +5,7 @@
    message out and checks its first and last byte. Repetitions interleave
    the variants, so a slow phase of the machine hits all of them alike.
 
-   Built and run by bench/peers/aeron.sh, which compiles Aeron's ring from
+   Built and run by bench/peers/peers.sh, which compiles Aeron's ring from
    a checkout the user names (nothing of Aeron's is part of this project).
 
    shared_ring's implementation is linked from bench/impl.c, a file of its
@@ -388,15 +388,23 @@ int main(int argc, char **argv) {
         }
         printf("\n");
     }
-    for (int v = V_CLAIM; v < NV; v++) {
-        printf("| shared ÷ %s |", names[v]);
-        for (int s = 0; s < NS; s++) {
-            double q[MAX_REPS];
-            for (int r = 0; r < reps; r++) q[r] = rate[V_SHARED][s][r] / rate[v][s][r];
-            printf(" %.2f× |", median(q, reps));
+    printf("\nRatios: median of per-repetition ratios [p10–p90] (pairs)\n\n| ratio |");
+    for (int s = 0; s < NS; s++) printf(" %zu B |", sizes[s]);
+    printf("\n|---|");
+    for (int s = 0; s < NS; s++) printf("---:|");
+    printf("\n");
+    for (int ours = V_SHARED; ours <= V_NO_TRAIL; ours++)
+        for (int v = V_CLAIM; v < NV; v++) {
+            printf("| %s ÷ %s |", names[ours], names[v]);
+            for (int s = 0; s < NS; s++) {
+                double q[MAX_REPS];
+                for (int r = 0; r < reps; r++) q[r] = rate[ours][s][r] / rate[v][s][r];
+                qsort(q, (size_t)reps, sizeof q[0], cmp_double);
+                printf(" %.2f× [%.2f–%.2f] (%d) |", median(q, reps), q[(reps - 1) / 10],
+                       q[reps - 1 - (reps - 1) / 10], reps);
+            }
+            printf("\n");
         }
-        printf("\n");
-    }
     print_state_ratios(rate, state, reps, sizes, NS);
     print_latency();
     free(mem);
