@@ -32,6 +32,8 @@ build() { # CC OPT NAME: the two shared_ring builds, and Aeron's when given
     $1 $flags -DSEPARATE_IMPLEMENTATION -c -o "$OUT/$3-loop.o" bench/instructions.c
     $1 $flags -c -o "$OUT/$3-impl.o" bench/impl.c
     $1 -o "$OUT/$3-separate" "$OUT/$3-loop.o" "$OUT/$3-impl.o"
+    $1 $flags -DSEPARATE_IMPLEMENTATION -DCLAIM_LOOP -c -o "$OUT/$3-claim.o" bench/instructions.c
+    $1 -o "$OUT/$3-claim" "$OUT/$3-claim.o" "$OUT/$3-impl.o"
     if [ -n "$aeron" ]; then
         $1 -std=gnu11 $2 $dbg -w -I"$work/c" -c -o "$OUT/$3-aeron-loop.o" \
             "$here/aeron_instructions.c"
@@ -49,6 +51,7 @@ fi
 echo "instructions per 64-byte message, write + read (callgrind, $N messages, one thread)"
 echo "| compiler | B | ring, caller's file | Aeron, caller's file | ring − Aeron | ring, own file (target) | Aeron, own file | ring − Aeron |"
 echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+claims=""
 for v in "gcc -O2" "gcc -O3" "clang -O2"; do
     set -- $v
     name="$1$2"
@@ -64,5 +67,12 @@ for v in "gcc -O2" "gcc -O3" "clang -O2"; do
             diff_inline=$(awk -v a="$inline" -v b="$peer_inline" 'BEGIN { printf "%+.1f", a - b }')
         fi
         echo "| $1 $2 | $b | $inline | $peer_inline | $diff_inline | $separate | $peer | $diff |"
+        claims="$claims| $1 $2 | $b | $(count "$OUT/$name-claim" "$N" 64 "$b") | $separate |
+"
     done
 done
+echo
+echo "claim + memcpy + commit in place of write_bytes (own file)"
+echo "| compiler | B | claim + commit | write_bytes |"
+echo "|---|---:|---:|---:|"
+printf '%s' "$claims"
