@@ -25,7 +25,13 @@
                   aeron_spsc_rb_read, spin while it returns 0
      unix-socket  write() per message into a socketpair, read() in 64 KiB
      pipe         the same through a pipe
-   and one-way latency by a 64-byte ping-pong over two rings.
+     iceoryx      Eclipse iceoryx's C binding (built with WITH_ICEORYX when
+                  its Debian packages are installed; peers.sh starts RouDi):
+                  iox_pub_loan_chunk + memcpy + publish, the subscriber
+                  polling iox_sub_take_chunk (queue 256, the publisher
+                  waits for a slow subscriber: nothing is dropped)
+   and one-way latency by a 64-byte ping-pong over two rings (the ring's
+   and Aeron's; not iceoryx's).
 
    processes [REPS] [SECONDS] */
 #define _GNU_SOURCE
@@ -36,6 +42,13 @@
 #ifndef NO_AERON
 #include "concurrent/aeron_spsc_rb.h"
 #include "aeron_err_stub.h"
+#endif
+
+#ifdef WITH_ICEORYX
+#include "iceoryx_binding_c/log.h"
+#include "iceoryx_binding_c/publisher.h"
+#include "iceoryx_binding_c/runtime.h"
+#include "iceoryx_binding_c/subscriber.h"
 #endif
 
 #include <signal.h>
@@ -52,14 +65,19 @@
 #define NSRC 26
 #define MAX_REPS 64
 #define CHUNK 65536
-enum { V_SHARED, V_POLL, V_AERON, V_SOCKET, V_PIPE, NV };
+enum { V_SHARED, V_POLL, V_AERON, V_SOCKET, V_PIPE, V_ICEORYX, NV };
 static const char *const names[NV] = { "shared", "shared-poll", "aeron-claim", "unix-socket",
-                                       "pipe" };
+                                       "pipe", "iceoryx" };
+static int available(int v) {
 #ifdef NO_AERON
-static int available(int v) { return v != V_AERON; }
-#else
-static int available(int v) { (void)v; return 1; }
+    if (v == V_AERON) return 0;
 #endif
+#ifndef WITH_ICEORYX
+    if (v == V_ICEORYX) return 0;
+#endif
+    (void)v;
+    return 1;
+}
 static int is_shared(int v) { return v == V_SHARED || v == V_POLL; }
 
 /* A consumer that polls, as Aeron's does: it spins (up to a second) and
@@ -74,6 +92,9 @@ static void poll_only(shared_ring_options *o) {
 typedef struct control {
     _Atomic int ready;
     _Atomic int done;
+    _Atomic int drained; /* iceoryx: the consumer took the last chunk */
+    uint64_t seen, bad;  /* iceoryx: what its consumer process counted */
+    double t0, t1;
 } control;
 
 static double now_s(void) {
@@ -94,6 +115,9 @@ typedef struct checker {
     size_t size;
     unsigned source;
     uint64_t seen, bad;
+#ifdef WITH_ICEORYX
+    iox_sub_t sub;
+#endif
 } checker;
 
 static void check(checker *k, const void *data, size_t len) {
@@ -156,6 +180,21 @@ static void produce(run *r) {
         aeron_spsc_rb_init(&rb, r->shm->region, RING + AERON_RB_TRAILER_LENGTH) != 0)
         _exit(2);
 #endif
+#ifdef WITH_ICEORYX
+    iox_pub_storage_t pub_storage;
+    iox_pub_t pub = NULL;
+    if (r->variant == V_ICEORYX) {
+        char name[64];
+        iox_pub_options_t po;
+        snprintf(name, sizeof name, "shared_ring_pub_%d", (int)getpid());
+        iox_set_loglevel(Iceoryx_LogLevel_Error);
+        iox_runtime_init(name);
+        iox_pub_options_init(&po);
+        po.subscriberTooSlowPolicy = ConsumerTooSlowPolicy_WAIT_FOR_CONSUMER;
+        pub = iox_pub_init(&pub_storage, "shared_ring", "bench", "messages", &po);
+        while (!iox_pub_has_subscribers(pub)) usleep(1000);
+    }
+#endif
     meet(r->k);
     double deadline = now_s() + r->seconds;
     for (;; n++) {
@@ -168,6 +207,14 @@ static void produce(run *r) {
             memcpy(rb.buffer + at, src[s], r->size);
             aeron_spsc_rb_commit(&rb, at);
 #endif
+#ifdef WITH_ICEORYX
+        } else if (r->variant == V_ICEORYX) {
+            void *chunk;
+            while (iox_pub_loan_chunk(pub, &chunk, (uint32_t)r->size) != AllocationResult_SUCCESS)
+                __builtin_ia32_pause();
+            memcpy(chunk, src[s], r->size);
+            iox_pub_publish_chunk(pub, chunk);
+#endif
         } else {
             write_all(r->fd[1], src[s], r->size);
         }
@@ -177,6 +224,12 @@ static void produce(run *r) {
     if (is_shared(r->variant)) shared_ring_close(&p);
     if (r->fd[1] >= 0) close(r->fd[1]);
     atomic_store(&r->k->done, 1);
+#ifdef WITH_ICEORYX
+    if (pub != NULL) { /* its chunks live as long as it does */
+        while (!atomic_load(&r->k->drained)) usleep(1000);
+        iox_pub_deinit(pub);
+    }
+#endif
     _exit(0);
 }
 
@@ -184,6 +237,56 @@ static void produce(run *r) {
 static void aeron_cb(int32_t type, const void *data, size_t len, void *user) {
     (void)type;
     check((checker *)user, data, len);
+}
+#endif
+
+#ifdef WITH_ICEORYX
+/* Subscribes, and waits until RouDi has connected the publisher. */
+static iox_sub_t iceoryx_subscribe(iox_sub_storage_t *storage) {
+    iox_sub_options_t so;
+    iox_sub_t sub;
+    iox_sub_options_init(&so);
+    so.queueCapacity = 256;
+    so.queueFullPolicy = QueueFullPolicy_BLOCK_PRODUCER;
+    sub = iox_sub_init(storage, "shared_ring", "bench", "messages", &so);
+    while (iox_sub_get_subscription_state(sub) != SubscribeState_SUBSCRIBED) usleep(1000);
+    return sub;
+}
+
+/* The consumer, in a process of its own: an iceoryx runtime does not
+   survive a fork, so the parent (which forks every run) never starts one. */
+static void consume_iceoryx(size_t size, control *k) {
+    iox_sub_storage_t storage;
+    checker cc, *c = &cc;
+    char name[64];
+    memset(c, 0, sizeof *c);
+    c->copy = malloc(size);
+    c->size = size;
+    pin_to_cpu(1);
+    snprintf(name, sizeof name, "shared_ring_sub_%d", (int)getpid());
+    iox_set_loglevel(Iceoryx_LogLevel_Error);
+    iox_runtime_init(name);
+    c->sub = iceoryx_subscribe(&storage);
+    meet(k);
+    k->t0 = now_s();
+    for (;;) {
+        const void *chunk;
+        int done = atomic_load(&k->done);
+        if (iox_sub_take_chunk(c->sub, &chunk) == ChunkReceiveResult_SUCCESS) {
+            check(c, chunk, c->size);
+            iox_sub_release_chunk(c->sub, chunk);
+        } else if (done) {
+            break; /* nothing came after the producer said it was done */
+        } else {
+            __builtin_ia32_pause();
+        }
+    }
+    k->t1 = now_s();
+    k->seen = c->seen;
+    k->bad = c->bad;
+    atomic_store(&k->drained, 1);
+    iox_sub_deinit(c->sub);
+    _exit(0);
 }
 #endif
 
@@ -237,12 +340,16 @@ static void consume(run *r, checker *c) {
 static double throughput(int variant, size_t size, double seconds, shared_ring_shm *shm,
                          control *k) {
     run r = { variant, size, seconds, shm, k, { -1, -1 } };
-    checker c = { malloc(size), size, 0, 0, 0 };
+    checker c;
     double t0, t1;
     pid_t child;
     int status = 0;
+    memset(&c, 0, sizeof c);
+    c.copy = malloc(size);
+    c.size = size;
     atomic_store(&k->ready, 0);
     atomic_store(&k->done, 0);
+    atomic_store(&k->drained, 0);
     if (is_shared(variant)) shared_ring_format(shm->region, region_bytes(), RING, 0);
     if (variant == V_AERON) memset(shm->region, 0, RING + 4096); /* the producer inits */
     if (variant == V_SOCKET && socketpair(AF_UNIX, SOCK_STREAM, 0, r.fd) != 0) exit(1);
@@ -255,9 +362,25 @@ static double throughput(int variant, size_t size, double seconds, shared_ring_s
     }
     if (r.fd[1] >= 0) close(r.fd[1]);
     pin_to_cpu(1);
-    t0 = now_s();
-    consume(&r, &c);
-    t1 = now_s();
+#ifdef WITH_ICEORYX
+    if (variant == V_ICEORYX) {
+        pid_t consumer = fork();
+        if (consumer < 0) exit(1);
+        if (consumer == 0) consume_iceoryx(size, k);
+        if (waitpid(consumer, &status, 0) != consumer || !WIFEXITED(status) ||
+            WEXITSTATUS(status) != 0)
+            exit(1);
+        c.seen = k->seen;
+        c.bad = k->bad;
+        t0 = k->t0;
+        t1 = k->t1;
+    } else
+#endif
+    {
+        t0 = now_s();
+        consume(&r, &c);
+        t1 = now_s();
+    }
     if (r.fd[0] >= 0) close(r.fd[0]);
     if (waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         fprintf(stderr, "%s: the producer failed (status %d)\n", names[variant], status);
@@ -447,9 +570,9 @@ static void print_latency(void) {
 int main(int argc, char **argv) {
     static const size_t sizes[] = { 64, 256, 1024, 4096, 16384, 65536 };
     enum { NS = sizeof sizes / sizeof sizes[0] };
-    static const int pairs[][2] = { { V_SHARED, V_AERON }, { V_POLL, V_AERON },
-                                    { V_POLL, V_SHARED },  { V_SHARED, V_SOCKET },
-                                    { V_SHARED, V_PIPE } };
+    static const int pairs[][2] = { { V_SHARED, V_AERON },  { V_POLL, V_AERON },
+                                    { V_POLL, V_SHARED },   { V_SHARED, V_SOCKET },
+                                    { V_SHARED, V_PIPE },   { V_SHARED, V_ICEORYX } };
     int reps = argc > 1 ? atoi(argv[1]) : 5;
     double seconds = argc > 2 ? atof(argv[2]) : 0.4;
     static double rate[NV][NS][MAX_REPS];
