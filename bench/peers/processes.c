@@ -187,7 +187,7 @@ static void produce(run *r) {
         char name[64];
         iox_pub_options_t po;
         snprintf(name, sizeof name, "shared_ring_pub_%d", (int)getpid());
-        iox_set_loglevel(Iceoryx_LogLevel_Error);
+        iox_set_loglevel(Iceoryx_LogLevel_Fatal);
         iox_runtime_init(name);
         iox_pub_options_init(&po);
         po.subscriberTooSlowPolicy = ConsumerTooSlowPolicy_WAIT_FOR_CONSUMER;
@@ -264,7 +264,7 @@ static void consume_iceoryx(size_t size, control *k) {
     c->size = size;
     pin_to_cpu(1);
     snprintf(name, sizeof name, "shared_ring_sub_%d", (int)getpid());
-    iox_set_loglevel(Iceoryx_LogLevel_Error);
+    iox_set_loglevel(Iceoryx_LogLevel_Fatal);
     iox_runtime_init(name);
     c->sub = iceoryx_subscribe(&storage);
     meet(k);
