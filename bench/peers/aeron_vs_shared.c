@@ -25,6 +25,7 @@
 #define _GNU_SOURCE
 #include "../../shared_ring.h"
 #include "../machine_state.h"
+#include "peer_common.h"
 
 #include "concurrent/aeron_spsc_rb.h"
 
@@ -40,7 +41,6 @@
 #include "aeron_err_stub.h"
 
 #define RING (8u << 20)
-#define NSRC 26
 #define MAX_REPS 32
 enum { V_SHARED, V_NO_TRAIL, V_CLAIM, V_WRITE, NV };
 static const char *const names[NV] = { "shared", "shared-no-trail", "aeron-claim", "aeron-write" };
@@ -57,11 +57,6 @@ typedef struct run {
     double t0, t1;
 } run;
 
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 
 static void barrier(run *r) {
@@ -69,25 +64,8 @@ static void barrier(run *r) {
     while (atomic_load(&r->ready) < 2) __builtin_ia32_pause();
 }
 
-static unsigned char mark(unsigned i) { return (unsigned char)('A' + i); }
 
-typedef struct checker {
-    unsigned char *copy;
-    size_t size;
-    unsigned source;
-    uint64_t seen, bad;
-} checker;
 
-static void check(checker *k, const void *data, size_t len) {
-    if (len != k->size) {
-        k->bad++;
-    } else {
-        memcpy(k->copy, data, len);
-        if (k->copy[0] != mark(k->source) || k->copy[len - 1] != mark(k->source)) k->bad++;
-    }
-    k->seen++;
-    k->source = k->source + 1 == NSRC ? 0 : k->source + 1;
-}
 
 static int shared_cb(void *user, const void *data, size_t len) {
     check((checker *)user, data, len);
@@ -240,10 +218,6 @@ static void *echo(void *arg) {
     return NULL;
 }
 
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 /* iters round trips of `variant`; one-way times stored at out[0..iters). */
 static void latency(int variant, long iters, double *out) {
@@ -284,10 +258,6 @@ static void latency(int variant, long iters, double *out) {
     free(pp.mem[1]);
 }
 
-static double median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 /* Cross-core latency on a shared virtual machine changes 2-6x from one
    second to the next: the two ping-pongs take turns in LAT_ROUNDS rounds,

@@ -38,6 +38,7 @@
 #define SHARED_RING_SHM
 #include "../../shared_ring.h"
 #include "../machine_state.h"
+#include "peer_common.h"
 
 #ifndef NO_AERON
 #include "concurrent/aeron_spsc_rb.h"
@@ -62,7 +63,6 @@
 #include <unistd.h>
 
 #define RING (8u << 20)
-#define NSRC 26
 #define MAX_REPS 64
 #define CHUNK 65536
 enum { V_SHARED, V_POLL, V_AERON, V_SOCKET, V_PIPE, V_ICEORYX, NV };
@@ -97,39 +97,14 @@ typedef struct control {
     double t0, t1;
 } control;
 
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static void meet(control *k) {
     atomic_fetch_add(&k->ready, 1);
     while (atomic_load(&k->ready) < 2) __builtin_ia32_pause();
 }
 
-static unsigned char mark(unsigned i) { return (unsigned char)('A' + i); }
 
-typedef struct checker {
-    unsigned char *copy;
-    size_t size;
-    unsigned source;
-    uint64_t seen, bad;
-#ifdef WITH_ICEORYX
-    iox_sub_t sub;
-#endif
-} checker;
 
-static void check(checker *k, const void *data, size_t len) {
-    if (len != k->size) {
-        k->bad++;
-    } else {
-        memcpy(k->copy, data, len);
-        if (k->copy[0] != mark(k->source) || k->copy[len - 1] != mark(k->source)) k->bad++;
-    }
-    k->seen++;
-    k->source = k->source + 1 == NSRC ? 0 : k->source + 1;
-}
 
 static int shared_cb(void *user, const void *data, size_t len) {
     check((checker *)user, data, len);
@@ -258,6 +233,7 @@ static iox_sub_t iceoryx_subscribe(iox_sub_storage_t *storage) {
 static void consume_iceoryx(size_t size, control *k) {
     iox_sub_storage_t storage;
     checker cc, *c = &cc;
+    iox_sub_t sub;
     char name[64];
     memset(c, 0, sizeof *c);
     c->copy = malloc(size);
@@ -266,15 +242,15 @@ static void consume_iceoryx(size_t size, control *k) {
     snprintf(name, sizeof name, "shared_ring_sub_%d", (int)getpid());
     iox_set_loglevel(Iceoryx_LogLevel_Fatal);
     iox_runtime_init(name);
-    c->sub = iceoryx_subscribe(&storage);
+    sub = iceoryx_subscribe(&storage);
     meet(k);
     k->t0 = now_s();
     for (;;) {
         const void *chunk;
         int done = atomic_load(&k->done);
-        if (iox_sub_take_chunk(c->sub, &chunk) == ChunkReceiveResult_SUCCESS) {
+        if (iox_sub_take_chunk(sub, &chunk) == ChunkReceiveResult_SUCCESS) {
             check(c, chunk, c->size);
-            iox_sub_release_chunk(c->sub, chunk);
+            iox_sub_release_chunk(sub, chunk);
         } else if (done) {
             break; /* nothing came after the producer said it was done */
         } else {
@@ -285,7 +261,7 @@ static void consume_iceoryx(size_t size, control *k) {
     k->seen = c->seen;
     k->bad = c->bad;
     atomic_store(&k->drained, 1);
-    iox_sub_deinit(c->sub);
+    iox_sub_deinit(sub);
     _exit(0);
 }
 #endif
@@ -473,10 +449,6 @@ static void pinger_detach(pinger *g) {
     shared_ring_detach_consumer(&g->c);
 }
 
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 /* `iters` round trips; one-way times in out[0..iters). */
 static void latency(int kind, long iters, shared_ring_shm *a, shared_ring_shm *b, double *out) {
@@ -517,10 +489,6 @@ static void latency(int kind, long iters, shared_ring_shm *a, shared_ring_shm *b
         exit(1);
 }
 
-static double median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 /* v sorted: the value at quantile q (nearest rank). */
 static double quantile(const double *v, int n, double q) {
