@@ -25,7 +25,6 @@
 #define _GNU_SOURCE
 #include "../../shared_ring.h"
 #include "../machine_state.h"
-#include "peer_common.h"
 
 #include "concurrent/aeron_spsc_rb.h"
 
@@ -39,6 +38,7 @@
 #include <unistd.h>
 
 #include "aeron_err_stub.h"
+#include "peer_common.h"
 
 #define RING (8u << 20)
 #define MAX_REPS 32
@@ -57,25 +57,6 @@ typedef struct run {
     double t0, t1;
 } run;
 
-
-
-static void barrier(run *r) {
-    atomic_fetch_add(&r->ready, 1);
-    while (atomic_load(&r->ready) < 2) __builtin_ia32_pause();
-}
-
-
-
-
-static int shared_cb(void *user, const void *data, size_t len) {
-    check((checker *)user, data, len);
-    return 0;
-}
-static void aeron_cb(int32_t type, const void *data, size_t len, void *user) {
-    (void)type;
-    check((checker *)user, data, len);
-}
-
 static void *producer(void *arg) {
     run *r = (run *)arg;
     unsigned char *src[NSRC];
@@ -90,7 +71,7 @@ static void *producer(void *arg) {
     }
     if (is_shared(r->variant))
         shared_ring_attach_producer(&p, r->mem, shared_ring_region_size(RING, 0), NULL);
-    barrier(r);
+    meet(&r->ready);
     double deadline = now_s() + r->seconds;
     for (;; n++) {
         if (is_shared(r->variant)) {
@@ -121,7 +102,7 @@ static void consume(run *r) {
     if (r->variant == V_NO_TRAIL) o.trail_ns = SHARED_RING_OFF;
     if (is_shared(r->variant))
         shared_ring_attach_consumer(&c, r->mem, shared_ring_region_size(RING, 0), &o);
-    barrier(r);
+    meet(&r->ready);
     r->t0 = now_s();
     if (is_shared(r->variant)) {
         while (shared_ring_read(&c, shared_cb, &k, SHARED_RING_FOREVER) >= 0) {
@@ -218,7 +199,6 @@ static void *echo(void *arg) {
     return NULL;
 }
 
-
 /* iters round trips of `variant`; one-way times stored at out[0..iters). */
 static void latency(int variant, long iters, double *out) {
     pingpong pp;
@@ -257,7 +237,6 @@ static void latency(int variant, long iters, double *out) {
     free(pp.mem[0]);
     free(pp.mem[1]);
 }
-
 
 /* Cross-core latency on a shared virtual machine changes 2-6x from one
    second to the next: the two ping-pongs take turns in LAT_ROUNDS rounds,

@@ -38,7 +38,6 @@
 #define SHARED_RING_SHM
 #include "../../shared_ring.h"
 #include "../machine_state.h"
-#include "peer_common.h"
 
 #ifndef NO_AERON
 #include "concurrent/aeron_spsc_rb.h"
@@ -61,6 +60,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "peer_common.h"
 
 #define RING (8u << 20)
 #define MAX_REPS 64
@@ -90,26 +91,12 @@ static void poll_only(shared_ring_options *o) {
 
 /* The control block both processes see, in shared memory of its own. */
 typedef struct control {
-    _Atomic int ready;
+    atomic_int ready;
     _Atomic int done;
     _Atomic int drained; /* iceoryx: the consumer took the last chunk */
     uint64_t seen, bad;  /* iceoryx: what its consumer process counted */
     double t0, t1;
 } control;
-
-
-static void meet(control *k) {
-    atomic_fetch_add(&k->ready, 1);
-    while (atomic_load(&k->ready) < 2) __builtin_ia32_pause();
-}
-
-
-
-
-static int shared_cb(void *user, const void *data, size_t len) {
-    check((checker *)user, data, len);
-    return 0;
-}
 
 /* One run's shared memory and descriptors. */
 typedef struct run {
@@ -170,7 +157,7 @@ static void produce(run *r) {
         while (!iox_pub_has_subscribers(pub)) usleep(1000);
     }
 #endif
-    meet(r->k);
+    meet(&r->k->ready);
     double deadline = now_s() + r->seconds;
     for (;; n++) {
         if (is_shared(r->variant)) {
@@ -208,13 +195,6 @@ static void produce(run *r) {
     _exit(0);
 }
 
-#ifndef NO_AERON
-static void aeron_cb(int32_t type, const void *data, size_t len, void *user) {
-    (void)type;
-    check((checker *)user, data, len);
-}
-#endif
-
 #ifdef WITH_ICEORYX
 /* Subscribes, and waits until RouDi has connected the publisher. */
 static iox_sub_t iceoryx_subscribe(iox_sub_storage_t *storage) {
@@ -243,7 +223,7 @@ static void consume_iceoryx(size_t size, control *k) {
     iox_set_loglevel(Iceoryx_LogLevel_Fatal);
     iox_runtime_init(name);
     sub = iceoryx_subscribe(&storage);
-    meet(k);
+    meet(&k->ready);
     k->t0 = now_s();
     for (;;) {
         const void *chunk;
@@ -290,7 +270,7 @@ static void consume(run *r, checker *c) {
         if (shared_ring_attach_consumer(&cons, r->shm->region, region_bytes(), &o) != SHARED_RING_OK)
             exit(2);
     }
-    meet(r->k);
+    meet(&r->k->ready);
     if (is_shared(r->variant)) {
         while (shared_ring_read(&cons, shared_cb, c, SHARED_RING_FOREVER) >= 0) {
         }
@@ -449,7 +429,6 @@ static void pinger_detach(pinger *g) {
     shared_ring_detach_consumer(&g->c);
 }
 
-
 /* `iters` round trips; one-way times in out[0..iters). */
 static void latency(int kind, long iters, shared_ring_shm *a, shared_ring_shm *b, double *out) {
     size_t bytes = shared_ring_region_size(PING_RING, 0);
@@ -488,7 +467,6 @@ static void latency(int kind, long iters, shared_ring_shm *a, shared_ring_shm *b
     if (waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
         exit(1);
 }
-
 
 /* v sorted: the value at quantile q (nearest rank). */
 static double quantile(const double *v, int n, double q) {
