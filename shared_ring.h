@@ -966,7 +966,9 @@ SHARED_RING_API int shared_ring_claim(shared_ring_producer *p, size_t len, void 
    region must be aligned to `align` in every process that maps it (128,
    as recommended, serves them all; mmap gives a page). Producer side.
    Returns: OK; FULL; TIMEOUT; PEER_GONE; CLOSED; ERR_TOO_BIG (len >
-   max_message: the filler is not counted); ERR_ARG (out NULL, or align
+   max_message, or len > capacity/2 - align: the record and its largest
+   filler must fit in half the ring, as any message does, or some write
+   positions could never take it); ERR_ARG (out NULL, or align
    not 8, 16, 32 or 64); ERR_ALIGN (the data area is not `align`-aligned
    in this process); ERR_STATE; ERR_CORRUPT; ERR_HANDLE (as claim). */
 SHARED_RING_API int shared_ring_claim_aligned(shared_ring_producer *p, size_t len, size_t align,
@@ -2970,10 +2972,15 @@ static int srng_peer_news(const shared_ring_side *s, uint64_t owner) {
     return s->peer_owner != 0u && !srng_same_owner(owner, s->peer_owner);
 }
 
+static void srng_drop_peer_fd(shared_ring_side *s);
+
 /* Take the news in: a new peer (judged at once: check_at = now), or the
-   known one's departure (peer_gone). */
+   known one's departure (peer_gone). Either way the peer's descriptor
+   watched the process that held the side before: it is closed (an epoll
+   set forgets it), and shared_ring_*_peer_fd opens one for the new peer. */
 static void srng_note_peer(shared_ring_side *s, uint64_t owner, uint64_t now) {
     if (!srng_peer_news(s, owner)) return;
+    if (owner != s->peer_fd_owner) srng_drop_peer_fd(s);
     if (srng_is_attached(owner)) {
         s->peer_owner = owner;
         s->peer_gone = 0;
@@ -3067,6 +3074,20 @@ static int srng_peer_fd(shared_ring_side *s) {
 #endif
 }
 
+/* Is the region still the ring this handle attached to? A format under a
+   live handle gives it a new ring id (and may leave records of the old
+   ring at the handle's position): ERR_CORRUPT for good. Asked by every
+   wait before it looks at a record, and before every sleep; never per
+   message. */
+static int srng_same_ring(shared_ring_side *s) {
+    if (SRNG_LOAD(srng_u64_at(s->region, SRNG_OFF_RING_ID), relaxed) == s->ring_id)
+        return SHARED_RING_OK;
+    s->broken = 1;
+    s->open = 0;
+    return srng_refuse(SHARED_RING_ERR_CORRUPT,
+                       "the region was formatted anew under this handle (its ring id changed)");
+}
+
 /* Has the peer left: detached or taken over (its owner word says so) or,
    in another process, died? Looked at from slow paths only; another
    process at most every SRNG_LIVENESS_NS (`now` is the clock), a change
@@ -3078,12 +3099,8 @@ static int srng_peer_fd(shared_ring_side *s) {
 static int srng_watch_peer(shared_ring_side *s, uint64_t now) {
     unsigned peer = srng_peer_id(s);
     uint64_t owner;
-    if (SRNG_LOAD(srng_u64_at(s->region, SRNG_OFF_RING_ID), relaxed) != s->ring_id) {
-        s->broken = 1;
-        s->open = 0;
-        return srng_refuse(SHARED_RING_ERR_CORRUPT,
-                           "the region was formatted anew under this handle (its ring id changed)");
-    }
+    int r = srng_same_ring(s);
+    if (r != SHARED_RING_OK) return r;
     owner = srng_owner_load(s->region, peer);
     srng_note_peer(s, owner, now);
     owner = s->peer_owner;
@@ -3316,12 +3333,22 @@ static int srng_spin(srng_ready_fn ready, void *ctx, uint64_t start, uint64_t bu
     return r;
 }
 
+/* Has the peer (whose sleeping word is `peer`) yet to choose its barrier
+   for us? Its fenceless_for names an attach id: another non-zero one was
+   chosen for a side that attached before us (a replaced or adopted one),
+   and promises us nothing until the peer sees our word non-zero and
+   chooses again. */
+static int srng_unanswered(const shared_ring_side *s, srng_au32 *peer) {
+    uint64_t fenceless_for = SRNG_LOAD(srng_fenceless_for(peer), acquire);
+    return fenceless_for != 0u && fenceless_for != s->attach_id;
+}
+
 /* Announce in `word` that we are about to sleep, ordered before our next
    look at the peer's position: a full fence for our side, membarrier for a
    peer that publishes to us without one (`peer` is its sleeping word).
-   Returns 0 when no wake-up is promised: the peer publishes fenceless for
-   another attach (it has not chosen again since we attached), or the
-   membarrier failed. */
+   Returns 1 when a wake-up is promised; 0 when not: we only nap
+   (POLL_ONLY), the peer has yet to choose for us (srng_unanswered), or
+   the membarrier failed. */
 static int srng_announce_sleep(const shared_ring_side *s, srng_au32 *word, srng_au32 *peer) {
     uint64_t fenceless_for;
     /* release: a peer that sees the 1 also sees what we stored before it
@@ -3331,6 +3358,14 @@ static int srng_announce_sleep(const shared_ring_side *s, srng_au32 *word, srng_
     if (s->poll_only) return 0; /* it naps: nobody promises it anything */
     fenceless_for = SRNG_LOAD(srng_fenceless_for(peer), acquire);
     return fenceless_for == 0u || (fenceless_for == s->attach_id && srng_process_barrier());
+}
+
+/* The end of a sleep or an arm: our word back to 0, or to SRNG_LOOK_AT_ME
+   while the peer has yet to choose for us, so that its next publish or
+   release still finds the word non-zero and chooses (an idle peer would
+   otherwise keep a choice made for someone else for good). */
+static void srng_withdraw(const shared_ring_side *s, srng_au32 *word, srng_au32 *peer) {
+    SRNG_STORE(word, srng_unanswered(s, peer) ? SRNG_LOOK_AT_ME : 0u, relaxed);
 }
 
 /* Adaptive spinning, after a wait that slept. If a spin twice as long
@@ -3441,7 +3476,7 @@ static int srng_block(shared_ring_side *s, srng_au32 *word, srng_au32 *peer, srn
         }
         elapsed = srng_elapsed_after(start, elapsed, left);
     }
-    SRNG_STORE(word, 0u, relaxed);
+    srng_withdraw(s, word, peer);
     elapsed = srng_elapsed_after(start, elapsed, 0); /* as counted, if the clock stood still */
     s->stats.wait_ns += elapsed;
     srng_adapt_spin(s, r, elapsed);
@@ -3872,10 +3907,14 @@ SHARED_RING_API int shared_ring_format(void *region, size_t region_size, size_t 
 
 #ifdef SRNG_HAVE_IDENTITY
 /* Does the region hold a stream a consumer has yet to read to its end: a
-   message at read_pos that no consumer released, or a close that no
+   record at read_pos that no consumer released, or a close that no
    consumer has read? prepare keeps such a ring: it never drops what was
-   published. A ring with impossible positions, or one its consumer found
-   corrupt, holds nothing that can be read. */
+   published. The record is looked for first, whatever close_seen says: a
+   consumer sets close_seen when a peek reaches the close, which may be
+   messages past read_pos, and a consumer that dies before it releases them
+   leaves them owed to the next one (at-least-once). A ring with impossible
+   positions, or one its consumer found corrupt, holds nothing that can be
+   read. */
 static int srng_holds_stream(unsigned char *r, size_t region_size) {
     shared_ring_side s;
     srng_geometry g;
@@ -3887,8 +3926,6 @@ static int srng_holds_stream(unsigned char *r, size_t region_size) {
     rd = SRNG_LOAD(srng_u64_at(r, SRNG_OFF_READ_POS), acquire);
     w = SRNG_LOAD(srng_u64_at(r, SRNG_OFF_WRITE_POS), acquire);
     if (!srng_positions_near(rd, w, g.capacity)) return 0;
-    if (SRNG_LOAD(srng_u32_at(r, SRNG_OFF_CLOSED), acquire) != 0u)
-        return SRNG_LOAD(srng_u32_at(r, SRNG_OFF_CLOSE_SEEN), relaxed) == 0u;
     memset(&s, 0, sizeof s);
     s.data = r + SHARED_RING_HEADER_SIZE;
     s.capacity = g.capacity;
@@ -3896,7 +3933,9 @@ static int srng_holds_stream(unsigned char *r, size_t region_size) {
     s.max_message = g.max_message;
     rec = srng_record_at(&s, rd, &len);
     if (rec != 0 && rec != SRNG_REC_BAD && len == SRNG_PAD_LEN) rec = srng_record_at(&s, rd + rec, &len);
-    return rec != 0 && rec != SRNG_REC_BAD;
+    if (rec != 0 && rec != SRNG_REC_BAD) return 1; /* an unreleased record */
+    return SRNG_LOAD(srng_u32_at(r, SRNG_OFF_CLOSED), acquire) != 0u &&
+           SRNG_LOAD(srng_u32_at(r, SRNG_OFF_CLOSE_SEEN), relaxed) == 0u; /* an unread close */
 }
 
 /* prepare's hold on the region: both owner words FORMATTING with our
@@ -4165,8 +4204,10 @@ static int srng_reserve(shared_ring_producer *p, uint64_t need, uint64_t timeout
     /* Every slow path re-reads read_pos and the corrupt flag beside it:
        that is at least once per lap (fast_left never reaches past the end
        of the data area), so the producer notices a consumer's ERR_CORRUPT within
-       one capacity of writes without touching its line per message. */
-    int r = srng_refresh_read(p);
+       one capacity of writes without touching its line per message; and
+       the ring id, for a format under it. */
+    int r = srng_same_ring(&p->s);
+    if (r == SHARED_RING_OK) r = srng_refresh_read(p);
     if (r != SHARED_RING_OK) return r;
     w.p = p;
     w.want = p->resume_free > need ? p->resume_free : need;
@@ -4182,10 +4223,17 @@ static int srng_reserve(shared_ring_producer *p, uint64_t need, uint64_t timeout
        producer that retries a write with timeout 0 while corked would never progress. */
     srng_publish(p);
     if (timeout_ns == 0) {
-        /* an event loop's descriptor fired: the consumer is gone for good */
+        /* an event loop's descriptor fired: the consumer is gone for good,
+           said after a look at what it released before it went */
         if (srng_peer_exited(&p->s) && srng_watch_peer(&p->s, SHARED_RING_NOW_NS()) >= 0 &&
-            p->s.peer_gone)
-            return srng_refuse(SHARED_RING_PEER_GONE, srng_gone_text);
+            p->s.peer_gone) {
+            r = srng_space_ready(&w, 1);
+            if (r == 1) {
+                p->full_latched = 0;
+                return SHARED_RING_OK;
+            }
+            return r < 0 ? r : srng_refuse(SHARED_RING_PEER_GONE, srng_gone_text);
+        }
         return srng_refuse(SHARED_RING_FULL, "no room for the message now");
     }
     SRNG_STORE(srng_u64_at(p->s.region, SRNG_OFF_PRODUCER_WAKE_POS),
@@ -4326,6 +4374,16 @@ SRNG_INLINE int srng_claim_record(shared_ring_producer *p, size_t len, size_t al
                             "the region is not %u-byte aligned in this process (its data area "
                             "starts at an address that is %u mod %u)",
                             align, SRNG_PUN(uintptr_t, p->s.data) & (align - 1u), align);
+    /* The record and the largest filler it may need must fit in half the
+       ring, as the longest message does: else, reserved after the lap's
+       tail, they could need more than the whole capacity (FULL for
+       ever). */
+    if (len <= p->s.max_message &&
+        srng_record_size(len) + align - SRNG_REC_HEADER > p->s.capacity / 2u)
+        return srng_explain(SHARED_RING_ERR_TOO_BIG,
+                            "a %u-byte claim aligned to %u needs room for its filler too: at most "
+                            "capacity/2 - align (capacity %u)",
+                            len, align, p->s.capacity);
     /* Room for the record and the largest filler it may need wherever it
        lands (the lap may end first: then it starts at offset 0). */
     r = srng_begin(p, len, align - SRNG_REC_HEADER, timeout_ns, &dst);
@@ -4681,17 +4739,27 @@ static int srng_deliver(shared_ring_consumer *c, shared_ring_read_fn fn, void *u
    looked at again after the owner word: a producer that published, or
    closed, and then detached between our first look and the owner word
    is not reported gone before what it left is read. */
+/* The one place a consumer call reports its producer's departure: only
+   after a look at the records and the closed flag made once the departure
+   was known, so that a producer that published, or closed, and then left
+   between the caller's first look and the news is never reported gone
+   before what it left is read. Returns what that look found (1: a
+   message, CLOSED, ERR_CORRUPT), else PEER_GONE (told). */
+static int srng_report_departure(shared_ring_consumer *c) {
+    int r = srng_data_ready(c, 1);
+    if (r != 0) return r;
+    c->s.gone_told = 1;
+    return srng_refuse(SHARED_RING_PEER_GONE, srng_gone_text);
+}
+
 static int srng_nothing_now(shared_ring_consumer *c) {
     int r;
     if (srng_peer_news(&c->s, srng_owner_load(c->s.region, SRNG_OFF_PRODUCER_ID)) ||
         srng_peer_exited(&c->s))
         (void)srng_watch_peer(&c->s, SHARED_RING_NOW_NS());
     if (!c->s.peer_gone) return srng_refuse(SHARED_RING_EMPTY, "no message now");
-    r = srng_data_ready(c, 1);
-    if (r == 1) return srng_refuse(SHARED_RING_EMPTY, "no message now"); /* there next call */
-    if (r != 0) return r;
-    c->s.gone_told = 1;
-    return srng_refuse(SHARED_RING_PEER_GONE, srng_gone_text);
+    r = srng_report_departure(c);
+    return r == 1 ? srng_refuse(SHARED_RING_EMPTY, "no message now") : r; /* there next call */
 }
 
 static void srng_release_to(shared_ring_consumer *c, uint64_t pos) {
@@ -4753,6 +4821,7 @@ SHARED_RING_API int srng_read_rest(shared_ring_consumer *c, shared_ring_read_fn 
 
 SHARED_RING_API int shared_ring_wait(shared_ring_consumer *c, uint64_t timeout_ns) {
     int r = srng_consumer_ok(c);
+    if (r == SHARED_RING_OK) r = srng_same_ring(&c->s);
     if (r != SHARED_RING_OK) return r;
     r = srng_block(&c->s, srng_u32_at(c->s.region, SRNG_OFF_CONSUMER_SLEEPING),
                    srng_u32_at(c->s.region, SRNG_OFF_PRODUCER_SLEEPING), srng_data_ready, c,
@@ -4905,8 +4974,14 @@ SHARED_RING_API int shared_ring_read(shared_ring_consumer *c, shared_ring_read_f
         return r;
     }
     srng_note_wait(c, waits, wait_ns);
-    if (c->trailing && timeout_ns != 0) return srng_read_trailing(c, fn, user, timeout_ns);
-    return srng_read_upto(c, fn, user, 0);
+    if (c->trailing && timeout_ns != 0)
+        r = srng_read_trailing(c, fn, user, timeout_ns);
+    else
+        r = srng_read_upto(c, fn, user, 0);
+    /* The wait saw a record: a read never answers EMPTY after that. A
+       record gone by the time it is read is one no producer takes back
+       (the region was written under us): corrupt. */
+    return r == SHARED_RING_EMPTY ? srng_corrupt(c) : r;
 }
 
 /* A read callback that keeps the one message it is given and stops. */
@@ -4933,18 +5008,20 @@ SHARED_RING_API int shared_ring_peek(shared_ring_consumer *c, shared_ring_messag
 }
 
 SHARED_RING_API int shared_ring_arm(shared_ring_consumer *c) {
-    srng_au32 *word;
+    srng_au32 *word, *peer;
     int r = srng_consumer_ok(c);
     if (r != SHARED_RING_OK) return r;
     if (c->s.wake == SRNG_NULL) /* the producer could not reach us */
         return srng_refuse(SHARED_RING_ERR_STATE,
                            "arm needs wait and wake hooks: attach both sides with them");
+    r = srng_same_ring(&c->s);
+    if (r != SHARED_RING_OK) return r;
     r = srng_data_ready(c, 1);
     if (r != 0) return r;
     /* A dead producer will never signal the loop's descriptor. */
     r = srng_watch_peer(&c->s, SHARED_RING_NOW_NS());
     if (r < 0) return r;
-    if (c->s.peer_gone) return srng_refuse(SHARED_RING_PEER_GONE, srng_gone_text);
+    if (c->s.peer_gone) return srng_report_departure(c);
     /* A producer attached without hooks makes no wake-up that reaches
        the loop: "armed" would be a promise nobody keeps. */
     if (SRNG_LOAD(srng_u64_at(c->s.region,
@@ -4957,12 +5034,19 @@ SHARED_RING_API int shared_ring_arm(shared_ring_consumer *c) {
     /* The same announce / barrier / re-check as srng_block, without the
        sleep: the caller sleeps in its own loop. */
     word = srng_u32_at(c->s.region, SRNG_OFF_CONSUMER_SLEEPING);
-    /* No promised wake-up (membarrier failed): say "ready" so the loop
-       looks again rather than sleeps. */
-    r = srng_announce_sleep(&c->s, word, srng_u32_at(c->s.region, SRNG_OFF_PRODUCER_SLEEPING))
-            ? srng_data_ready(c, 1)
-            : 1;
-    if (r != 0) SRNG_STORE(word, 0u, relaxed);
+    peer = srng_u32_at(c->s.region, SRNG_OFF_PRODUCER_SLEEPING);
+    if (!srng_announce_sleep(&c->s, word, peer)) {
+        /* No wake-up promised (the producer has yet to choose for us, or
+           membarrier failed): say "ready" so the loop looks again, after
+           a nap of one slice, so that over an idle producer it polls at
+           that pace instead of spinning; the word keeps asking the
+           producer to choose. */
+        srng_withdraw(&c->s, word, peer);
+        srng_nap(SRNG_SLICE_NS);
+        return 1;
+    }
+    r = srng_data_ready(c, 1);
+    if (r != 0) srng_withdraw(&c->s, word, peer);
     return r;
 }
 
@@ -5017,7 +5101,8 @@ static int srng_any_ready(const srng_set *set, int thorough) {
             return srng_explain(SHARED_RING_ERR_STATE,
                                 "rings[%u] is inside its own callback (called from there?)", i, 0,
                                 0);
-        if (c->s.broken || srng_data_ready(c, thorough) != 0 || (c->s.peer_gone && !c->s.gone_told))
+        if (c->s.broken || (thorough && srng_same_ring(&c->s) != SHARED_RING_OK) ||
+            srng_data_ready(c, thorough) != 0 || (c->s.peer_gone && !c->s.gone_told))
             return SRNG_CAST(int, i);
     }
     return srng_refuse(SHARED_RING_EMPTY, "no ring of the set has a message now");
@@ -5051,10 +5136,16 @@ static int srng_futex_wakes_reach(const shared_ring_side *s) {
 static int srng_announce_many(shared_ring_consumer *const *rings, size_t n, int on) {
     size_t i;
     int promised = 1, barrier = 0;
-    for (i = 0; i < n; i++)
-        if (rings[i] != SRNG_NULL)
-            SRNG_STORE(srng_u32_at(rings[i]->s.region, SRNG_OFF_CONSUMER_SLEEPING),
-                       SRNG_CAST(uint32_t, on), release);
+    for (i = 0; i < n; i++) {
+        srng_au32 *word;
+        if (rings[i] == SRNG_NULL) continue;
+        word = srng_u32_at(rings[i]->s.region, SRNG_OFF_CONSUMER_SLEEPING);
+        if (on)
+            SRNG_STORE(word, 1u, release);
+        else
+            srng_withdraw(&rings[i]->s, word,
+                          srng_u32_at(rings[i]->s.region, SRNG_OFF_PRODUCER_SLEEPING));
+    }
     if (!on) return 1;
     SRNG_FENCE();
     for (i = 0; i < n; i++) {
@@ -5757,12 +5848,10 @@ static int srng_shm_trusted(const struct stat *st) {
     return st->st_uid == geteuid() || (allowed & 066u) != 0u;
 }
 
-/* Size a new object to at least `want` bytes, never less than it has: a
-   creator and an opener that both found it at 0 may size it at once, and
-   a shrink would cut the mapping of whichever sized it first (SIGBUS).
-   Linux allocates the memory here (fallocate grows, never shrinks; and a
-   full /dev/shm fails now, not as a SIGBUS on a later write); elsewhere
-   ftruncate, where that race stays open. */
+/* Size a new object to `want` bytes (under srng_shm_size_once's lock).
+   Linux allocates the memory here (fallocate never shrinks, and a full
+   /dev/shm fails now, not as a SIGBUS on a later write); elsewhere
+   ftruncate. */
 static int srng_shm_grow(int fd, off_t want) {
 #if defined(__linux__)
     if (posix_fallocate(fd, 0, want) == 0) return SHARED_RING_OK;
@@ -5771,6 +5860,32 @@ static int srng_shm_grow(int fd, off_t want) {
     if (ftruncate(fd, want) == 0) return SHARED_RING_OK;
     return srng_refuse(SHARED_RING_ERR_SYSTEM, "ftruncate failed (errno says why)");
 #endif
+}
+
+/* Size an object found (or just created) at 0 bytes, once: the first of
+   the processes that found it so to take a write lock on its first byte
+   sizes it, and the others, finding it sized under the lock, leave it, so
+   their mapping finds another size than theirs (ERR_SIZE) instead of both
+   sizes being answered OK. The kernel drops the lock of a process that
+   dies holding it. (A POSIX record lock: two threads of one process are
+   not kept apart by it.) */
+static int srng_shm_size_once(int fd, off_t want) {
+    struct flock fl;
+    struct stat st;
+    int r;
+    memset(&fl, 0, sizeof fl);
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    fl.l_len = 1;
+    if (fcntl(fd, F_SETLKW, &fl) != 0)
+        return srng_refuse(SHARED_RING_ERR_SYSTEM, "locking the object to size it failed (errno says why)");
+    if (fstat(fd, &st) != 0)
+        r = srng_refuse(SHARED_RING_ERR_SYSTEM, "fstat failed (errno says why)");
+    else
+        r = st.st_size == 0 ? srng_shm_grow(fd, want) : SHARED_RING_OK;
+    fl.l_type = F_UNLCK;
+    (void)fcntl(fd, F_SETLK, &fl);
+    return r;
 }
 
 /* An existing object: SHARED_RING_OK to map it, 1 to wait (not sized yet
@@ -5792,7 +5907,7 @@ static int srng_shm_check_existing(int fd, off_t want) {
     SRNG_SCHED_POINT("shm: size read");
     if (st.st_size != 0) return SHARED_RING_OK;
     if (want == 0) return 1;
-    return srng_shm_grow(fd, want);
+    return srng_shm_size_once(fd, want);
 }
 
 SHARED_RING_API int shared_ring_shm_open(shared_ring_shm *shm, const char *name, size_t size,
@@ -5812,7 +5927,7 @@ SHARED_RING_API int shared_ring_shm_open(shared_ring_shm *shm, const char *name,
             fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, SHARED_RING_SHM_MODE);
             if (fd >= 0) {
                 SRNG_SCHED_POINT("shm: created");
-                if (srng_shm_grow(fd, want) != SHARED_RING_OK) {
+                if (srng_shm_size_once(fd, want) != SHARED_RING_OK) {
                     close(fd);
                     shm_unlink(name);
                     return SHARED_RING_ERR_SYSTEM; /* srng_shm_grow said why */

@@ -1,0 +1,371 @@
+/* Where two features meet: one deterministic test per rule that an outside
+   review found broken at such a seam (each failed on the code before its
+   fix). A race is forced, not sampled: this build gives the header's
+   scheduling points (SRNG_SCHED_POINT, at each load and store of a control
+   word) a hook that runs one step of "the other side" at a chosen point,
+   in this thread or in a forked process. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static void seams_point(const char *what);
+#define SRNG_SCHED_POINT(what) seams_point(what)
+#define SHARED_RING_SHM
+#define SHARED_RING_IMPLEMENTATION
+#include "../shared_ring.h"
+#include "harness.h"
+
+/* ---- the hook: at the `skip`+1-th pass through the point named `at`, run
+   `step` once (disarmed first: what it calls passes points too). */
+static const char *hook_at;
+static int hook_skip;
+static void (*hook_step)(void);
+
+static void seams_point(const char *what) {
+    void (*step)(void) = hook_step;
+    if (step == NULL || strcmp(what, hook_at) != 0 || hook_skip-- > 0) return;
+    hook_step = NULL;
+    step();
+}
+
+static void arm_hook(const char *at, int skip, void (*step)(void)) {
+    hook_at = at;
+    hook_skip = skip;
+    hook_step = step;
+}
+
+#define CAPACITY 4096u
+
+static unsigned char *region;
+static size_t size;
+static shared_ring_producer prod;
+static shared_ring_consumer cons;
+
+/* A zeroed, formatted region shared with any child forked later. */
+static void fresh_region(void) {
+    if (region != NULL) munmap(region, size);
+    size = shared_ring_region_size(CAPACITY, 0);
+    region = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (region == MAP_FAILED || shared_ring_format(region, size, CAPACITY, 0) != SHARED_RING_OK)
+        abort();
+}
+
+static int count_message(void *user, const void *data, size_t len) {
+    (void)data;
+    (void)len;
+    ++*(int *)user;
+    return 0;
+}
+
+/* Hooks that make no system call: arm needs both sides attached with a
+   pair (the loop's own descriptor would do the sleeping). */
+static void no_wait(void *user, void *addr, uint32_t expected, uint64_t timeout_ns) {
+    (void)user, (void)addr, (void)expected, (void)timeout_ns;
+}
+static void no_wake(void *user, void *addr) { (void)user, (void)addr; }
+static shared_ring_options hooked(void) {
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
+    o.wait = no_wait;
+    o.wake = no_wake;
+    return o;
+}
+
+static uint32_t consumer_word(void) {
+    return __atomic_load_n((uint32_t *)(region + SRNG_OFF_CONSUMER_SLEEPING), __ATOMIC_RELAXED);
+}
+
+/* 1. A ring holds a stream while a record is unreleased at read_pos or its
+   close is unseen, whatever a peek saw: close_seen is set from peek_pos,
+   which runs ahead of read_pos. */
+TEST(prepare_keeps_a_message_peeked_past_the_close_and_never_released) {
+    shared_ring_message m;
+    int got = 0;
+    fresh_region();
+    CHECK_EQ(shared_ring_attach_producer(&prod, region, size, NULL), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_consumer(&cons, region, size, NULL), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_write_str(&prod, "m", 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_close(&prod), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_detach_producer(&prod), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_peek(&cons, &m), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_peek(&cons, &m), SHARED_RING_CLOSED); /* close_seen, from peek_pos */
+    CHECK_EQ(shared_ring_detach_consumer(&cons), SHARED_RING_OK); /* as if it died: no release */
+    CHECK_EQ(shared_ring_prepare(region, size, CAPACITY, 0), 1);  /* kept */
+    CHECK_EQ(shared_ring_attach_consumer(&cons, region, size, NULL), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_read_some(&cons, count_message, &got), 1);
+    CHECK_EQ(shared_ring_read_some(&cons, count_message, &got), SHARED_RING_CLOSED);
+    CHECK_EQ(shared_ring_detach_consumer(&cons), SHARED_RING_OK);
+    /* read to its end, and the close seen: now prepare formats */
+    CHECK_EQ(shared_ring_prepare(region, size, CAPACITY, 0), SHARED_RING_OK);
+}
+
+/* 2. Every call that reports a departure looks at the records and the
+   closed flag after it learned of it: here the producer publishes, closes
+   and detaches between arm's look at the records and its look at the
+   producer's owner word. */
+static void publish_close_and_detach(void) {
+    if (shared_ring_write_str(&prod, "m", 0) != SHARED_RING_OK || shared_ring_close(&prod) != 0 ||
+        shared_ring_detach_producer(&prod) != SHARED_RING_OK)
+        abort();
+}
+
+TEST(arm_reads_what_a_producer_left_before_it_says_peer_gone) {
+    shared_ring_options o = hooked();
+    int got = 0;
+    fresh_region();
+    CHECK_EQ(shared_ring_attach_producer(&prod, region, size, &o), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_consumer(&cons, region, size, &o), SHARED_RING_OK);
+    /* after arm's last look at the records (a second one, past write_pos
+       and closed), before its look at the producer's owner word */
+    arm_hook("load record", 1, publish_close_and_detach);
+    CHECK_EQ(shared_ring_arm(&cons), 1);                  /* ready: a message, not PEER_GONE */
+    CHECK(hook_step == NULL);                             /* the step ran inside arm */
+    CHECK_EQ(shared_ring_read_some(&cons, count_message, &got), 1);
+    CHECK_EQ(shared_ring_read_some(&cons, count_message, &got), SHARED_RING_CLOSED);
+    CHECK_EQ(shared_ring_detach_consumer(&cons), SHARED_RING_OK);
+}
+
+/* The same rule in a blocking wait: the producer leaves after the wait's
+   first look (at the closed flag), before it looks at the owner word. */
+TEST(a_wait_reads_what_a_producer_left_before_it_says_peer_gone) {
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
+    int got = 0;
+    o.spin_ns = SHARED_RING_OFF;
+    fresh_region();
+    CHECK_EQ(shared_ring_attach_producer(&prod, region, size, NULL), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_consumer(&cons, region, size, &o), SHARED_RING_OK);
+    arm_hook("load closed", 0, publish_close_and_detach);
+    CHECK_EQ(shared_ring_read(&cons, count_message, &got, 100000000u), 1);
+    CHECK_EQ(shared_ring_read(&cons, count_message, &got, 100000000u), SHARED_RING_CLOSED);
+    CHECK_EQ(shared_ring_detach_consumer(&cons), SHARED_RING_OK);
+}
+
+/* 3. fenceless_for names an attach id: a side whose id differs is a new
+   peer to the side that chose it. A producer that chose to publish without
+   a fence to a consumer that only naps keeps that choice until it sees the
+   next consumer's word non-zero; that consumer's arm, not promised a
+   wake-up yet, leaves its "look at me" in the word, so that the producer's
+   next publish chooses again and the arm after it is promised. */
+TEST(arm_over_a_replaced_consumer_is_promised_after_the_producers_next_publish) {
+    shared_ring_options o = hooked(), naps = SHARED_RING_OPTIONS_INIT;
+    int got = 0;
+    naps.flags = SHARED_RING_POLL_ONLY;
+    fresh_region();
+    CHECK_EQ(shared_ring_attach_producer(&prod, region, size, &o), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_consumer(&cons, region, size, &naps), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_write_str(&prod, "a", 0), SHARED_RING_OK); /* chooses: no fence */
+    CHECK_EQ(shared_ring_read_some(&cons, count_message, &got), 1);
+    CHECK_EQ(shared_ring_detach_consumer(&cons), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_consumer(&cons, region, size, &o), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_arm(&cons), 1);               /* not promised: look again */
+    CHECK_EQ(consumer_word(), SRNG_LOOK_AT_ME);        /* still asks the producer */
+    CHECK_EQ(shared_ring_write_str(&prod, "b", 0), SHARED_RING_OK); /* chooses again */
+    CHECK_EQ(shared_ring_read_some(&cons, count_message, &got), 1);
+    CHECK_EQ(shared_ring_arm(&cons), 0); /* armed */
+    CHECK_EQ(consumer_word(), 1u);
+    CHECK_EQ(shared_ring_detach_consumer(&cons), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_detach_producer(&prod), SHARED_RING_OK);
+}
+
+/* 4. The peer fd follows the peer's owner word: once a call finds that the
+   process it watched no longer holds the side (a child adopted it), the
+   handle closes it, so an event loop is not woken for a live peer; asked
+   again, it watches the adopter. */
+static int pipe_to_test[2], pipe_to_producer[2];
+
+static void tell(int fd) {
+    if (write(fd, "x", 1) != 1) abort();
+}
+static void hear(int fd) {
+    char c;
+    if (read(fd, &c, 1) != 1) abort();
+}
+
+static void producer_that_hands_over(void) {
+    int adopted[2];
+    if (pipe(adopted) != 0 ||
+        shared_ring_attach_producer(&prod, region, size, NULL) != SHARED_RING_OK ||
+        shared_ring_write_str(&prod, "m", 0) != SHARED_RING_OK)
+        _exit(1);
+    tell(pipe_to_test[1]);    /* attached: the consumer asks for our fd */
+    hear(pipe_to_producer[0]);
+    if (harness_fork() == 0) { /* the child takes the side over */
+        if (shared_ring_adopt_producer(&prod) != SHARED_RING_OK) _exit(1);
+        tell(adopted[1]);
+        hear(pipe_to_producer[0]); /* lives until the test is done with it */
+        _exit(0);
+    }
+    hear(adopted[0]);
+    _exit(0); /* the attaching process exits, the adopter lives on */
+}
+
+TEST(the_peer_fd_of_an_adopted_producer_is_replaced_not_left_readable) {
+#ifdef SRNG_HAVE_PEER_FD
+    struct epoll_event ev = { .events = EPOLLIN }, out;
+    pid_t first;
+    int ep = epoll_create1(0), fd, got = 0, status = -1;
+    fresh_region();
+    if (pipe(pipe_to_test) != 0 || pipe(pipe_to_producer) != 0 || ep < 0) abort();
+    CHECK_EQ(shared_ring_attach_consumer(&cons, region, size, NULL), SHARED_RING_OK);
+    first = harness_fork();
+    if (first == 0) producer_that_hands_over();
+    hear(pipe_to_test[0]);
+    fd = shared_ring_consumer_peer_fd(&cons);
+    CHECK(fd >= 0);
+    ev.data.fd = fd;
+    CHECK_EQ(epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev), 0);
+    tell(pipe_to_producer[1]);
+    waitpid(first, &status, 0); /* the attacher is gone, its child holds the side */
+    CHECK_EQ(status, 0);
+    CHECK_EQ(shared_ring_read_some(&cons, count_message, &got), 1);
+    CHECK_EQ(shared_ring_read_some(&cons, count_message, &got), SHARED_RING_EMPTY);
+    CHECK_EQ(epoll_wait(ep, &out, 1, 0), 0); /* the stale descriptor is out of the loop */
+    fd = shared_ring_consumer_peer_fd(&cons); /* the adopter's */
+    CHECK(fd >= 0);
+    ev.data.fd = fd;
+    CHECK_EQ(epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev), 0);
+    CHECK_EQ(epoll_wait(ep, &out, 1, 0), 0);
+    tell(pipe_to_producer[1]); /* the adopter exits without detaching: a death */
+    CHECK_EQ(epoll_wait(ep, &out, 1, 5000), 1);
+    CHECK_EQ(shared_ring_read_some(&cons, count_message, &got), SHARED_RING_PEER_GONE);
+    while (wait(NULL) > 0) continue;
+    CHECK_EQ(shared_ring_detach_consumer(&cons), SHARED_RING_OK);
+    close(ep);
+#else
+    printf("  SKIP: no process descriptors here\n");
+#endif
+}
+
+/* 5. An aligned claim whose record and largest filler fit in half the ring
+   fits at every write position of an empty ring; a longer one is refused
+   (ERR_TOO_BIG) the same way at every position, never FULL for ever. */
+static void claim_at_every_position(size_t align) {
+    const size_t longest = CAPACITY / 2u - align, max = shared_ring_producer_max_message(&prod);
+    size_t off;
+    int got;
+    for (off = 0; off < CAPACITY; off += 8) {
+        void *at;
+        int r = shared_ring_claim_aligned(&prod, longest, align, &at, 0);
+        CHECK_EQ(r, SHARED_RING_OK);
+        if (r != SHARED_RING_OK) return; /* one report, not a lap of them */
+        CHECK_EQ((uintptr_t)at % align, 0);
+        CHECK_EQ(shared_ring_abort(&prod), SHARED_RING_OK);
+        if (longest < max)
+            CHECK_EQ(shared_ring_claim_aligned(&prod, max, align, &at, 0), SHARED_RING_ERR_TOO_BIG);
+        CHECK_EQ(shared_ring_write_bytes(&prod, "", 0, 0), SHARED_RING_OK); /* 8 bytes on */
+        got = 0;
+        CHECK_EQ(shared_ring_read_some(&cons, count_message, &got), 1);
+    }
+}
+
+TEST(an_aligned_claim_that_fits_half_the_ring_fits_at_every_position_of_an_empty_ring) {
+    fresh_region();
+    CHECK_EQ(shared_ring_attach_producer(&prod, region, size, NULL), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_consumer(&cons, region, size, NULL), SHARED_RING_OK);
+    claim_at_every_position(16);
+    claim_at_every_position(32);
+    claim_at_every_position(64);
+    CHECK_EQ(shared_ring_detach_consumer(&cons), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_detach_producer(&prod), SHARED_RING_OK);
+}
+
+/* 6. Two openers that find one new object unsized and size it differently:
+   not both told OK (one gets ERR_SIZE). The other opener runs, in a child,
+   between the creator's shm_open and its sizing. */
+static char shm_name[64];
+static int other_opener_status = -1;
+
+static void open_small_in_a_child(void) {
+    pid_t child = harness_fork();
+    if (child == 0) {
+        shared_ring_shm shm;
+        int r = shared_ring_shm_open(&shm, shm_name, 65536u, 0);
+        _exit(r == SHARED_RING_OK ? 0 : r == SHARED_RING_ERR_SIZE ? 1 : 2);
+    }
+    waitpid(child, &other_opener_status, 0);
+}
+
+TEST(two_openers_sizing_one_new_object_differently_are_not_both_told_ok) {
+    shared_ring_shm shm;
+    int r;
+    snprintf(shm_name, sizeof shm_name, "/shared_ring_seams_%d", (int)getpid());
+    shared_ring_shm_unlink(shm_name);
+    arm_hook("shm: created", 0, open_small_in_a_child);
+    r = shared_ring_shm_open(&shm, shm_name, 131072u, 0);
+    CHECK(hook_step == NULL);
+    CHECK(WIFEXITED(other_opener_status));
+    CHECK(WEXITSTATUS(other_opener_status) != 2);
+    CHECK(r == SHARED_RING_OK || r == SHARED_RING_ERR_SIZE);
+    CHECK((r == SHARED_RING_OK) + (WEXITSTATUS(other_opener_status) == 0) == 1);
+    if (r == SHARED_RING_OK) shared_ring_shm_close(&shm);
+    shared_ring_shm_unlink(shm_name);
+}
+
+/* 7. A read that waited never answers EMPTY: its wait saw a record; if the
+   record is gone when it is read (the region written under the reader),
+   that is corruption. */
+static void rewrite_the_header(void) {
+    __atomic_store_n((uint64_t *)(region + SHARED_RING_HEADER_SIZE), 0u, __ATOMIC_RELAXED);
+}
+
+TEST(a_read_whose_record_vanishes_after_its_wait_says_corrupt_not_empty) {
+    int got = 0;
+    fresh_region();
+    CHECK_EQ(shared_ring_attach_producer(&prod, region, size, NULL), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_consumer(&cons, region, size, NULL), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_write_str(&prod, "m", 0), SHARED_RING_OK);
+    arm_hook("load record", 0, rewrite_the_header); /* right after the wait's look */
+    CHECK_EQ(shared_ring_read(&cons, count_message, &got, 1000000000u), SHARED_RING_ERR_CORRUPT);
+    CHECK_EQ(got, 0);
+    CHECK(hook_step == NULL);
+    CHECK_EQ(shared_ring_detach_consumer(&cons), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_detach_producer(&prod), SHARED_RING_OK);
+}
+
+/* 8. A format under a live handle is ERR_CORRUPT at its next wait, before
+   any record: one of the old ring may lie at the handle's position. */
+TEST(a_format_under_a_handle_with_an_unread_record_is_corrupt_at_its_next_wait) {
+    int got = 0;
+    fresh_region();
+    CHECK_EQ(shared_ring_attach_producer(&prod, region, size, NULL), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_consumer(&cons, region, size, NULL), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_write_str(&prod, "a", 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_read_some(&cons, count_message, &got), 1);
+    CHECK_EQ(shared_ring_write_str(&prod, "b", 0), SHARED_RING_OK); /* unread, past 0 */
+    CHECK_EQ(shared_ring_format(region, size, CAPACITY, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_wait(&cons, 0), SHARED_RING_ERR_CORRUPT);
+    CHECK_EQ(shared_ring_read(&cons, count_message, &got, 0), SHARED_RING_ERR_CORRUPT);
+    CHECK_EQ(got, 1);
+}
+
+TEST(a_format_under_a_producer_is_corrupt_at_its_next_wait_for_room) {
+    fresh_region();
+    CHECK_EQ(shared_ring_attach_producer(&prod, region, size, NULL), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_format(region, size, CAPACITY, 0), SHARED_RING_OK);
+    while (shared_ring_write_str(&prod, "m", 0) == SHARED_RING_OK) continue; /* to the slow path */
+    CHECK_EQ(shared_ring_write_str(&prod, "m", 0), SHARED_RING_ERR_CORRUPT);
+}
+
+int main(void) {
+    setvbuf(stdout, NULL, _IONBF, 0);
+    RUN(prepare_keeps_a_message_peeked_past_the_close_and_never_released);
+    RUN(arm_reads_what_a_producer_left_before_it_says_peer_gone);
+    RUN(a_wait_reads_what_a_producer_left_before_it_says_peer_gone);
+    RUN(arm_over_a_replaced_consumer_is_promised_after_the_producers_next_publish);
+    RUN(the_peer_fd_of_an_adopted_producer_is_replaced_not_left_readable);
+    RUN(an_aligned_claim_that_fits_half_the_ring_fits_at_every_position_of_an_empty_ring);
+    RUN(two_openers_sizing_one_new_object_differently_are_not_both_told_ok);
+    RUN(a_read_whose_record_vanishes_after_its_wait_says_corrupt_not_empty);
+    RUN(a_format_under_a_handle_with_an_unread_record_is_corrupt_at_its_next_wait);
+    RUN(a_format_under_a_producer_is_corrupt_at_its_next_wait_for_room);
+    return harness_summary("seams");
+}
