@@ -1033,7 +1033,9 @@ SHARED_RING_API int shared_ring_read_some(shared_ring_consumer *c, shared_ring_r
    Returns: a count >= 1 (messages delivered); EMPTY (timeout_ns 0 and no
    message); TIMEOUT (no message in time); PEER_GONE (no message, and the
    producer's process died); CLOSED; ERR_ARG (fn NULL);
-   ERR_STATE (inside a callback); ERR_CORRUPT; ERR_HANDLE. */
+   ERR_STATE (inside a callback); ERR_CORRUPT (also: the region was
+   formatted anew under the handle, or a record the wait saw was gone
+   when read: never EMPTY after a wait that found one); ERR_HANDLE. */
 SHARED_RING_API int shared_ring_read(shared_ring_consumer *c, shared_ring_read_fn fn, void *user,
                                      uint64_t timeout_ns);
 
@@ -1042,7 +1044,8 @@ SHARED_RING_API int shared_ring_read(shared_ring_consumer *c, shared_ring_read_f
    Returns: OK (a message is ready); EMPTY (timeout_ns 0 and no message);
    TIMEOUT (no message in time); PEER_GONE (no message, and the producer's
    process died); CLOSED (none, and the producer closed);
-   ERR_STATE (inside a callback); ERR_CORRUPT; ERR_HANDLE. */
+   ERR_STATE (inside a callback); ERR_CORRUPT (also at once when the
+   region was formatted anew under the handle); ERR_HANDLE. */
 SHARED_RING_API int shared_ring_wait(shared_ring_consumer *c, uint64_t timeout_ns);
 
 /* Pull API: hand out the next message without releasing it. Each call moves
@@ -1068,13 +1071,19 @@ SHARED_RING_API int shared_ring_release(shared_ring_consumer *c);
    looks once more. If it says armed, sleep; the producer's next publish
    calls its wake hook. If it says a message is ready, read instead of
    sleeping. Re-arm before every sleep; a stale arm costs one spurious
-   wake-up, never a lost one. Consumer side. Never blocks (on Linux it may
-   make one membarrier call).
+   wake-up, never a lost one. When no wake-up can be promised yet (a
+   producer that has still to answer this consumer's attach: it publishes
+   without a fence for a consumer that attached before; or membarrier
+   failed) arm naps 1 ms and says 1, so the loop looks again at that pace
+   until the producer's next publish answers. Consumer side. Never blocks
+   beyond that nap (on Linux it may make one membarrier call).
    Returns: OK (armed: sleep until your descriptor fires); a count >= 1
-   (always 1: a message is ready, do not sleep); CLOSED (none, and the
+   (always 1: a message is ready, or no wake-up promised yet: do not
+   sleep, look again); CLOSED (none, and the
    producer closed); PEER_GONE (the producer detached, or its process
-   died: it will never signal; give your loop's sleep a timeout and re-arm
-   to notice a death);
+   died: it will never signal; said only after a look at what it left;
+   watch shared_ring_consumer_peer_fd or give your loop's sleep a timeout
+   and re-arm to notice a death);
    ERR_STATE (the handle has no wait hooks; the producer attached last
    has none, so its publishes could not signal the loop; or inside a
    callback); ERR_CORRUPT; ERR_HANDLE. */
@@ -1086,9 +1095,13 @@ SHARED_RING_API int shared_ring_arm(shared_ring_consumer *c);
    the next call that finds nothing to do (read_some, peek, wait or arm
    finding no message; a write with timeout 0 finding no room) says
    PEER_GONE, after what the peer published. The handle owns it: do not
-   close it; it stays the same while the peer does and is closed by
-   detach or by a later call that returns another (a new peer attached):
-   take it out of your loop when a call says PEER_GONE. A peer in this
+   close it. It stays the same while the same process holds the peer's
+   side; once a call finds the side held by another (the peer detached, a
+   new peer attached, a child adopted the side) the handle closes it, so
+   your loop stops watching it (epoll forgets a closed descriptor). Ask
+   for it again before each sleep (no system call while the peer is the
+   same) and add what it returns to your loop (EEXIST: already there; the
+   number may be one reused for the new peer's descriptor). A peer in this
    process needs none: its detach wakes your notifier (a thread that exits
    attached is no death: close in a thread-exit destructor). Consumer /
    producer side respectively; never blocks.

@@ -17,6 +17,7 @@
 #include "shared_ring.h"
 
 #include <pthread.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,7 +60,7 @@ static int consume(void *region, size_t size, shared_ring_notifier *n, unsigned 
     shared_ring_options o = SHARED_RING_OPTIONS_INIT;
     struct epoll_event ev = { .events = EPOLLIN };
     uint64_t next = 0;
-    int ep = epoll_create1(0), r, peer_fd = -1;
+    int ep = epoll_create1(0), r;
     shared_ring_notifier_options(n, SHARED_RING_CONSUMER_END, &o);
     if (shared_ring_attach_consumer(&c, region, size, &o) != SHARED_RING_OK) return 1;
     ev.data.fd = n->fd[SHARED_RING_CONSUMER_END];
@@ -70,11 +71,13 @@ static int consume(void *region, size_t size, shared_ring_notifier *n, unsigned 
         if (r == SHARED_RING_EMPTY) r = shared_ring_arm(&c);
         if (r == 1) continue;                             /* a message came in while arming */
         if (r != SHARED_RING_OK) break;                   /* CLOSED at the end */
-        if (peer_fd < 0 && (r = shared_ring_consumer_peer_fd(&c)) >= 0) {
+        if ((r = shared_ring_consumer_peer_fd(&c)) >= 0) {
             /* a producer in another process: its death wakes the loop too
-               (a producer thread needs none: ERR_STATE) */
+               (a producer thread needs none: ERR_STATE). Asked for before
+               every sleep: the handle closes it when another process
+               takes the side; EEXIST: already watched */
             struct epoll_event pe = { .events = EPOLLIN, .data.fd = r };
-            if (epoll_ctl(ep, EPOLL_CTL_ADD, r, &pe) == 0) peer_fd = r;
+            if (epoll_ctl(ep, EPOLL_CTL_ADD, r, &pe) != 0 && errno != EEXIST) return 1;
         }
         if (epoll_wait(ep, &ev, 1, 10000) != 1) return 1; /* 10 s: a lost wake-up */
         shared_ring_notifier_clear(n, SHARED_RING_CONSUMER_END);

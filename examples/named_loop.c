@@ -19,6 +19,7 @@
 #define SHARED_RING_IMPLEMENTATION
 #include "shared_ring.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,7 +65,7 @@ static int consume(shared_ring_shm *shm, shared_ring_notifier *n) {
     shared_ring_options o = SHARED_RING_OPTIONS_INIT;
     struct epoll_event ev = { .events = EPOLLIN };
     uint64_t next = 0;
-    int ep = epoll_create1(0), r, peer_fd = -1;
+    int ep = epoll_create1(0), r;
     shared_ring_notifier_options(n, SHARED_RING_CONSUMER_END, &o);
     if (shared_ring_attach_consumer_wait(&c, shm->region, shm->size, &o, START_NS) != SHARED_RING_OK)
         return 2;
@@ -76,9 +77,12 @@ static int consume(shared_ring_shm *shm, shared_ring_notifier *n) {
         if (r == SHARED_RING_EMPTY) r = shared_ring_arm(&c);
         if (r == 1) continue;
         if (r != SHARED_RING_OK) break; /* CLOSED, PEER_GONE */
-        if (peer_fd < 0 && (r = shared_ring_consumer_peer_fd(&c)) >= 0) {
+        if ((r = shared_ring_consumer_peer_fd(&c)) >= 0) {
+            /* the producer's death descriptor, asked for before every
+               sleep: the handle closes it when another process takes the
+               side, and a new number (or a reused one) is added again */
             struct epoll_event pe = { .events = EPOLLIN, .data.fd = r };
-            if (epoll_ctl(ep, EPOLL_CTL_ADD, r, &pe) == 0) peer_fd = r;
+            if (epoll_ctl(ep, EPOLL_CTL_ADD, r, &pe) != 0 && errno != EEXIST) return 2;
         }
         /* no timeout: the notifier wakes us for messages and the close,
            the peer fd for a death */
