@@ -5881,23 +5881,24 @@ static int srng_shm_grow(int fd, off_t want) {
    their mapping finds another size than theirs (ERR_SIZE) instead of both
    sizes being answered OK. The kernel drops the lock of a process that
    dies holding it. (A POSIX record lock: two threads of one process are
-   not kept apart by it.) */
+   not kept apart by it. Where the object takes no lock at all, it is
+   sized unlocked, and two such openers may both be told OK: the smaller
+   one's attach then says ERR_SIZE.) */
 static int srng_shm_size_once(int fd, off_t want) {
     struct flock fl;
     struct stat st;
-    int r;
+    int r, locked;
     memset(&fl, 0, sizeof fl);
     fl.l_type = F_WRLCK;
     fl.l_whence = SEEK_SET;
     fl.l_len = 1;
-    if (fcntl(fd, F_SETLKW, &fl) != 0)
-        return srng_refuse(SHARED_RING_ERR_SYSTEM, "locking the object to size it failed (errno says why)");
+    while ((locked = fcntl(fd, F_SETLKW, &fl) == 0) == 0 && errno == EINTR) continue;
     if (fstat(fd, &st) != 0)
         r = srng_refuse(SHARED_RING_ERR_SYSTEM, "fstat failed (errno says why)");
     else
         r = st.st_size == 0 ? srng_shm_grow(fd, want) : SHARED_RING_OK;
     fl.l_type = F_UNLCK;
-    (void)fcntl(fd, F_SETLK, &fl);
+    if (locked) (void)fcntl(fd, F_SETLK, &fl);
     return r;
 }
 
