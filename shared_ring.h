@@ -4746,12 +4746,6 @@ static int srng_deliver(shared_ring_consumer *c, shared_ring_read_fn fn, void *u
     return r < 0 ? srng_corrupt(c) : count;
 }
 
-/* What a call that may not wait says when no message is there: EMPTY, or
-   PEER_GONE once the producer left or a wait found its process dead
-   (until a new producer attaches). The records and the closed flag are
-   looked at again after the owner word: a producer that published, or
-   closed, and then detached between our first look and the owner word
-   is not reported gone before what it left is read. */
 /* The one place a consumer call reports its producer's departure: only
    after a look at the records and the closed flag made once the departure
    was known, so that a producer that published, or closed, and then left
@@ -4765,6 +4759,9 @@ static int srng_report_departure(shared_ring_consumer *c) {
     return srng_refuse(SHARED_RING_PEER_GONE, srng_gone_text);
 }
 
+/* What a call that may not wait says when no message is there: EMPTY, or
+   PEER_GONE once the producer left or a wait found its process dead
+   (until a new producer attaches). */
 static int srng_nothing_now(shared_ring_consumer *c) {
     int r;
     if (srng_peer_news(&c->s, srng_owner_load(c->s.region, SRNG_OFF_PRODUCER_ID)) ||
