@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -355,6 +356,62 @@ TEST(a_format_under_a_producer_is_corrupt_at_its_next_wait_for_room) {
     CHECK_EQ(shared_ring_write_str(&prod, "m", 0), SHARED_RING_ERR_CORRUPT);
 }
 
+/* ... and at the next look of a wait that sleeps through the format: each
+   sleep ends within recheck_ns, and the wait looks at the ring id before it
+   sleeps again. */
+static void *format_once_the_consumer_sleeps(void *arg) {
+    (void)arg;
+    while (consumer_word() != 1u) usleep(1000);
+    usleep(5000);
+    if (shared_ring_format(region, size, CAPACITY, 0) != SHARED_RING_OK) abort();
+    return NULL;
+}
+
+TEST(a_format_under_a_sleeping_consumer_is_corrupt_at_its_next_look) {
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
+    pthread_t t;
+    o.spin_ns = SHARED_RING_OFF;
+    o.recheck_ns = 20000000u; /* 20 ms */
+    fresh_region();
+    CHECK_EQ(shared_ring_attach_producer(&prod, region, size, NULL), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_consumer(&cons, region, size, &o), SHARED_RING_OK);
+    pthread_create(&t, NULL, format_once_the_consumer_sleeps, NULL);
+    CHECK_EQ(shared_ring_wait(&cons, 10000000000u), SHARED_RING_ERR_CORRUPT); /* not TIMEOUT */
+    pthread_join(t, NULL);
+}
+
+/* wait_any and arm look at the ring id first too. */
+TEST(wait_any_and_arm_report_a_format_under_a_handle_before_any_record) {
+    shared_ring_options o = hooked();
+    shared_ring_consumer *set[1] = { &cons };
+    fresh_region();
+    CHECK_EQ(shared_ring_attach_producer(&prod, region, size, &o), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_consumer(&cons, region, size, &o), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_write_str(&prod, "a", 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_write_str(&prod, "b", 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_release(&cons), 0);
+    {
+        shared_ring_message m;
+        CHECK_EQ(shared_ring_peek(&cons, &m), SHARED_RING_OK); /* "b" stays unread */
+        CHECK_EQ(shared_ring_release(&cons), 1);
+    }
+    CHECK_EQ(shared_ring_format(region, size, CAPACITY, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_arm(&cons), SHARED_RING_ERR_CORRUPT);
+    fresh_region();
+    CHECK_EQ(shared_ring_attach_producer(&prod, region, size, &o), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_consumer(&cons, region, size, &o), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_write_str(&prod, "a", 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_write_str(&prod, "b", 0), SHARED_RING_OK);
+    {
+        shared_ring_message m;
+        CHECK_EQ(shared_ring_peek(&cons, &m), SHARED_RING_OK);
+        CHECK_EQ(shared_ring_release(&cons), 1);
+    }
+    CHECK_EQ(shared_ring_format(region, size, CAPACITY, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_wait_any(set, 1, 0), 0); /* reported ready... */
+    CHECK_EQ(shared_ring_read_some(&cons, count_message, &(int){ 0 }), SHARED_RING_ERR_CORRUPT);
+}
+
 int main(void) {
     setvbuf(stdout, NULL, _IONBF, 0);
     RUN(prepare_keeps_a_message_peeked_past_the_close_and_never_released);
@@ -367,5 +424,7 @@ int main(void) {
     RUN(a_read_whose_record_vanishes_after_its_wait_says_corrupt_not_empty);
     RUN(a_format_under_a_handle_with_an_unread_record_is_corrupt_at_its_next_wait);
     RUN(a_format_under_a_producer_is_corrupt_at_its_next_wait_for_room);
+    RUN(a_format_under_a_sleeping_consumer_is_corrupt_at_its_next_look);
+    RUN(wait_any_and_arm_report_a_format_under_a_handle_before_any_record);
     return harness_summary("seams");
 }
