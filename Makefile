@@ -303,7 +303,7 @@ model:
 OS_TESTS = $(B)/os_wait $(B)/clock_fail $(B)/mixed_builds $(B)/ulock-ulock_timeouts $(B)/ulock-unit
 # Every suite runs even when one fails; tests/suites.sh ends with one line,
 # "make test: N passed, M failed", and fails if M > 0.
-test: $(B)/unit $(B)/seams $(B)/results $(B)/stress $(B)/fenced-stress $(B)/crash $(B)/liveness $(B)/mutate \
+test: $(B)/unit $(B)/seams $(B)/realtime $(B)/results $(B)/stress $(B)/fenced-stress $(B)/crash $(B)/liveness $(B)/mutate \
       $(B)/wakeup_hole $(B)/shm_trust $(B)/kernel_lock $(B)/notifier $(B)/notifier-pipes \
       $(B)/interleave $(FAST_TESTS) $(B)/fast_path $(B)/fenced-fast_path $(B)/ubsan-aligned_commands \
       $(OS_TESTS) \
@@ -312,6 +312,7 @@ test: $(B)/unit $(B)/seams $(B)/results $(B)/stress $(B)/fenced-stress $(B)/cras
 	@sh tests/suites.sh \
 	    "./$(B)/unit" \
 	    "./$(B)/seams" \
+	    "./$(B)/realtime" \
 	    "./$(B)/results shared_ring.h" \
 	    "./$(B)/mutate $(MUTATE_CALLS)" \
 	    "./$(B)/os_wait" \

@@ -64,7 +64,8 @@
    numeric option's own zero):
      spin_ns 50 us, spin_max_ns 400 us, resume_percent 50, cork_limit 64 KiB,
      recheck_ns 250 ms, trail_ns 2 us, wait/wake/hook_user NULL (OS waits),
-     flags 0 (SHARED_RING_TAKE_BACK, SHARED_RING_POLL_ONLY), region_fd 0 (none)
+     flags 0 (SHARED_RING_TAKE_BACK, SHARED_RING_POLL_ONLY, SHARED_RING_REALTIME),
+     region_fd 0 (none)
    Compile-time options: section 6.
 
    ============================================================================
@@ -603,7 +604,8 @@ typedef struct shared_ring_options {
     shared_ring_wait_fn wait; /* both NULL: built-in OS waits */
     shared_ring_wake_fn wake;
     void *hook_user; /* passed to wait and wake */
-    uint32_t flags;  /* SHARED_RING_TAKE_BACK, SHARED_RING_POLL_ONLY, or 0 */
+    uint32_t flags;  /* SHARED_RING_TAKE_BACK, SHARED_RING_POLL_ONLY,
+                        SHARED_RING_REALTIME, or 0 */
     int region_fd;   /* the descriptor of the file the region maps from
                         its offset 0 (shm.fd), or 0: none. Linux: the
                         side then holds a lock the kernel drops when its
@@ -622,6 +624,20 @@ typedef struct shared_ring_options {
    consumer that polls, as Aeron's does, saves its producer per message.
    Not with wait/wake hooks (so no arm). */
 #define SHARED_RING_POLL_ONLY 2u
+/* flags: a real-time side (an audio callback, a game's frame): it promises
+   never to wait, and none of its calls makes a system call, takes a lock
+   or reads the clock: write_bytes / write_str / write / claim with timeout
+   0, commit, abort, cork, uncork, flush, read_some, peek, release, the
+   stats and usage calls. It wakes nobody: its peer, whatever its options,
+   sleeps in 1 ms slices when it waits for this side (a consumer sees a
+   message up to ~1 ms late after its spin; a producer on a full ring,
+   space as late). Everything it needs to know of its peer is settled at
+   attach or read from the owner word: it hears PEER_GONE when the peer
+   detaches or is taken over, but judges no process, so a peer's death
+   reaches it through shared_ring_*_peer_fd, watched by another thread.
+   Set it on the real-time side; the other side needs nothing. A wait on
+   this side naps, as with POLL_ONLY. Not with wait/wake hooks. */
+#define SHARED_RING_REALTIME 4u
 
 /* A numeric option's zero setting (its field's 0 means the default). */
 #define SHARED_RING_OFF 0xFFFFFFFFu
@@ -665,7 +681,9 @@ typedef struct shared_ring_stats {
     uint64_t bytes;         /* payload bytes written / delivered */
     uint64_t waits;         /* calls that found no room / no data and waited */
     uint64_t sleeps;        /* times the side slept in the OS (or wait hook) */
-    uint64_t wakes;         /* wake-up calls made for the other side */
+    uint64_t wakes;         /* wake-up calls made for the other side (a
+                               system call, or a call of the wake hook);
+                               always 0 on a real-time side */
     uint64_t wait_ns;       /* total time spent waiting */
     uint64_t largest;       /* largest payload seen, bytes */
     uint64_t wait_failures; /* OS waits that failed, replaced by 1 ms naps */
@@ -704,7 +722,10 @@ typedef struct shared_ring_side {
     uint32_t busy;      /* 1 while a callback of this handle runs */
     uint32_t peer_gone; /* 1: the peer died or detached (the last check) */
     uint32_t gone_told; /* 1: a call has returned PEER_GONE for that */
-    uint32_t poll_only; /* 1: attached with SHARED_RING_POLL_ONLY */
+    uint32_t poll_only; /* 1: attached with SHARED_RING_POLL_ONLY or
+                           SHARED_RING_REALTIME: its waits nap */
+    uint32_t realtime;  /* 1: attached with SHARED_RING_REALTIME: no call
+                           makes a system call or wakes the peer */
     uint64_t ring_id;   /* the region's ring id, as read at attach */
     uint64_t owner;     /* our identity word in the region (0: none) */
     uint64_t attach_id; /* ours, from the region's attach count */
@@ -2280,6 +2301,7 @@ SRNG_INLINE void srng_leave_callback(shared_ring_side *s, uint32_t open) {
 /* This side's wait_mode word: how it sleeps and which wake-ups it makes. */
 static uint32_t srng_wait_mode(const shared_ring_side *s) {
     uint32_t wakes = SRNG_OS_SLEEP != SRNG_SLEEPS_NAPS ? SRNG_WAKES(SRNG_OS_SLEEP) : 0u;
+    if (s->realtime) return SRNG_SLEEPS_NAPS; /* and it makes no wake-up call */
     if (s->wake != SRNG_NULL) return SRNG_SLEEPS_HOOK | wakes | SRNG_WAKES(SRNG_SLEEPS_HOOK);
     if (s->poll_only) return SRNG_SLEEPS_NAPS | wakes;
     return SRNG_OS_SLEEP | wakes;
@@ -2344,18 +2366,22 @@ static uint64_t srng_bell_table(void) { return 0u; } /* rings none */
 #endif
 
 /* Wake the peer sleeping on `word` the way it sleeps (its wait_mode sits
-   next to the word): its wait hook's partner, our wake hook, if it sleeps
-   in a hook; the OS call if it sleeps in the same OS primitive as ours
-   (and a producer rings the consumer's doorbell, if it named one). */
+   next to the word), if we make a call that reaches it (our own wait_mode
+   says which): our wake hook for a sleeper in a hook, the OS call for one
+   in our OS primitive (and a producer rings the consumer's doorbell, if it
+   named one). A sleeper no call of ours reaches sleeps in slices (it read
+   our wait_mode), and a real-time side makes none. stats.wakes counts the
+   calls made. */
 static void srng_wake(shared_ring_side *s, srng_au32 *word) {
     uint32_t sleeper = SRNG_LOAD(srng_beside(word, SRNG_MODE_WORD), relaxed) & 0xFFu;
+    if (sleeper > SRNG_SLEEPS_HOOK || (srng_wait_mode(s) & SRNG_WAKES(sleeper)) == 0u) return;
     s->stats.wakes++;
-    if (sleeper == SRNG_SLEEPS_HOOK && s->wake != SRNG_NULL) {
+    if (sleeper == SRNG_SLEEPS_HOOK) {
         uint32_t open = s->open;
         srng_enter_callback(s);
         s->wake(s->hook_user, word);
         srng_leave_callback(s, open);
-    } else if (sleeper == SRNG_OS_SLEEP && SRNG_OS_SLEEP != SRNG_SLEEPS_NAPS) {
+    } else {
         srng_os_wake(word);
 #ifdef SRNG_HAVE_BELLS
         if (s->magic == SRNG_PRODUCER_MAGIC) srng_ring_bell(word);
@@ -2993,7 +3019,8 @@ static void srng_drop_peer_fd(shared_ring_side *s);
    set forgets it), and shared_ring_*_peer_fd opens one for the new peer. */
 static void srng_note_peer(shared_ring_side *s, uint64_t owner, uint64_t now) {
     if (!srng_peer_news(s, owner)) return;
-    if (owner != s->peer_fd_owner) srng_drop_peer_fd(s);
+    /* (a real-time side closes nothing: its next peer_fd call does) */
+    if (owner != s->peer_fd_owner && !s->realtime) srng_drop_peer_fd(s);
     if (srng_is_attached(owner)) {
         s->peer_owner = owner;
         s->peer_gone = 0;
@@ -3017,7 +3044,8 @@ static void srng_note_peer(shared_ring_side *s, uint64_t owner, uint64_t now) {
    word is still the one it was opened for: a new peer is judged anew. */
 static int srng_peer_exited(const shared_ring_side *s) {
     struct pollfd pfd;
-    if (s->peer_fd < 0 || srng_owner_load(s->region, srng_peer_id(s)) != s->peer_fd_owner)
+    if (s->peer_fd < 0 || s->realtime || /* polls no descriptor */
+        srng_owner_load(s->region, srng_peer_id(s)) != s->peer_fd_owner)
         return 0;
     pfd.fd = s->peer_fd;
     pfd.events = POLLIN;
@@ -3116,6 +3144,7 @@ static int srng_watch_peer(shared_ring_side *s, uint64_t now) {
     if (r != SHARED_RING_OK) return r;
     owner = srng_owner_load(s->region, peer);
     srng_note_peer(s, owner, now);
+    if (s->realtime) return 0; /* the owner word alone: it judges no process */
     owner = s->peer_owner;
     /* our own word: a peer in this process (another pid is judged below,
        ours with another token too: a dead process that had our pid) */
@@ -3236,8 +3265,11 @@ static void srng_choose_barrier(shared_ring_side *s) {
     /* A peer that only naps needs no wake-up, so no fence either; one the
        kernel places in this process is fenced by its own membarrier. */
     naps = (SRNG_LOAD(srng_u32_at(s->region, peer_mode), relaxed) & 0xFFu) == SRNG_SLEEPS_NAPS;
-    fenceless_for = peer != 0u && (naps || (s->process_barrier &&
-                                            srng_in_this_process(s->region, peer_id)))
+    /* A real-time side wakes nobody, so its peer trusts no wake-up from it
+       either (it sleeps in slices): no fence, and no look at who the peer
+       is (that would be a system call). */
+    fenceless_for = peer != 0u && (naps || s->realtime ||
+                                   (s->process_barrier && srng_in_this_process(s->region, peer_id)))
                         ? peer
                         : 0u;
     /* release: a sleeper that reads 0 also sees every fenceless publish
@@ -3356,6 +3388,25 @@ static int srng_unanswered(const shared_ring_side *s, srng_au32 *peer) {
     return fenceless_for != 0u && fenceless_for != s->attach_id;
 }
 
+/* Does the peer (whose sleeping word is `peer`) make a wake-up call that
+   reaches how we sleep? Its wait_mode says (a real-time peer makes none). */
+static int srng_peer_wakes_us(const shared_ring_side *s, srng_au32 *peer) {
+    return (SRNG_LOAD(srng_beside(peer, SRNG_MODE_WORD), relaxed) &
+            SRNG_WAKES(srng_wait_mode(s) & 0xFFu)) != 0u;
+}
+
+/* Is a sleeper's announcement (made, and fenced) certain to be seen by
+   the peer's next look, given the peer's fenceless_for? 0: it fences;
+   our attach id: it does not, and our membarrier fences it instead (not
+   worth an interrupt of its CPUs when the peer makes no wake-up call that
+   reaches us anyway: a real-time peer, whose wait_mode says so); another
+   id: it chose for a side before us (srng_unanswered). */
+static int srng_fenced_for(const shared_ring_side *s, srng_au32 *peer, uint64_t fenceless_for) {
+    if (fenceless_for == 0u) return 1;
+    if (fenceless_for != s->attach_id) return 0;
+    return srng_peer_wakes_us(s, peer) && srng_process_barrier();
+}
+
 /* Announce in `word` that we are about to sleep, ordered before our next
    look at the peer's position: a full fence for our side, membarrier for a
    peer that publishes to us without one (`peer` is its sleeping word).
@@ -3363,14 +3414,12 @@ static int srng_unanswered(const shared_ring_side *s, srng_au32 *peer) {
    (POLL_ONLY), the peer has yet to choose for us (srng_unanswered), or
    the membarrier failed. */
 static int srng_announce_sleep(const shared_ring_side *s, srng_au32 *word, srng_au32 *peer) {
-    uint64_t fenceless_for;
     /* release: a peer that sees the 1 also sees what we stored before it
        (the producer's wake position). */
     SRNG_STORE(word, 1u, release);
     SRNG_FENCE();
     if (s->poll_only) return 0; /* it naps: nobody promises it anything */
-    fenceless_for = SRNG_LOAD(srng_fenceless_for(peer), acquire);
-    return fenceless_for == 0u || (fenceless_for == s->attach_id && srng_process_barrier());
+    return srng_fenced_for(s, peer, SRNG_LOAD(srng_fenceless_for(peer), acquire));
 }
 
 /* The end of a sleep or an arm: our word back to 0, or to SRNG_LOOK_AT_ME
@@ -3628,12 +3677,13 @@ static int srng_attach_side(shared_ring_side *s, void *region, size_t region_siz
                             opt->resume_percent, 0, 0);
     if ((opt->wait == SRNG_NULL) != (opt->wake == SRNG_NULL))
         return srng_refuse(SHARED_RING_ERR_ARG, "wait and wake hooks come as a pair: one is NULL");
-    if ((opt->flags & ~(SHARED_RING_TAKE_BACK | SHARED_RING_POLL_ONLY)) != 0u)
+    if ((opt->flags & ~(SHARED_RING_TAKE_BACK | SHARED_RING_POLL_ONLY | SHARED_RING_REALTIME)) != 0u)
         return srng_explain(SHARED_RING_ERR_ARG, "unknown flags (%u)", opt->flags, 0, 0);
-    if ((opt->flags & SHARED_RING_POLL_ONLY) != 0u && opt->wake != SRNG_NULL)
+    if ((opt->flags & (SHARED_RING_POLL_ONLY | SHARED_RING_REALTIME)) != 0u && opt->wake != SRNG_NULL)
         return srng_refuse(SHARED_RING_ERR_ARG,
-                           "SHARED_RING_POLL_ONLY with wait and wake hooks: a side that polls "
-                           "is woken by nothing");
+                           "SHARED_RING_POLL_ONLY or SHARED_RING_REALTIME with wait and wake "
+                           "hooks: a side that polls is woken by nothing, and a real-time one "
+                           "calls nothing");
     r = srng_lock_side(opt->region_fd, id_off, &s->lock_fd);
     if (r != SHARED_RING_OK) return r;
     r = srng_claim(r8, id_off, opt->flags, s->lock_fd, &s->owner);
@@ -3666,7 +3716,8 @@ static int srng_attach_side(shared_ring_side *s, void *region, size_t region_siz
     s->wait = opt->wait;
     s->wake = opt->wake;
     s->hook_user = opt->hook_user;
-    s->poll_only = (opt->flags & SHARED_RING_POLL_ONLY) != 0u;
+    s->realtime = (opt->flags & SHARED_RING_REALTIME) != 0u;
+    s->poll_only = (opt->flags & SHARED_RING_POLL_ONLY) != 0u || s->realtime;
     return SHARED_RING_OK;
 }
 
@@ -4766,7 +4817,7 @@ static int srng_nothing_now(shared_ring_consumer *c) {
     int r;
     if (srng_peer_news(&c->s, srng_owner_load(c->s.region, SRNG_OFF_PRODUCER_ID)) ||
         srng_peer_exited(&c->s))
-        (void)srng_watch_peer(&c->s, SHARED_RING_NOW_NS());
+        (void)srng_watch_peer(&c->s, c->s.realtime ? 0u : SHARED_RING_NOW_NS()); /* no clock */
     if (!c->s.peer_gone) return srng_refuse(SHARED_RING_EMPTY, "no message now");
     r = srng_report_departure(c);
     return r == 1 ? srng_refuse(SHARED_RING_EMPTY, "no message now") : r; /* there next call */
@@ -5159,12 +5210,16 @@ static int srng_announce_many(shared_ring_consumer *const *rings, size_t n, int 
     if (!on) return 1;
     SRNG_FENCE();
     for (i = 0; i < n; i++) {
+        const shared_ring_side *s;
         uint64_t fenceless_for;
         if (rings[i] == SRNG_NULL) continue;
-        if (rings[i]->s.poll_only) promised = 0; /* it naps (srng_announce_sleep) */
-        fenceless_for = SRNG_LOAD(
-            srng_u64_at(rings[i]->s.region, SRNG_OFF_PRODUCER_FENCELESS_FOR), acquire);
-        if (fenceless_for == rings[i]->s.attach_id)
+        s = &rings[i]->s;
+        /* as srng_announce_sleep and srng_fenced_for, with one membarrier
+           for every producer that needs it */
+        fenceless_for = SRNG_LOAD(srng_u64_at(s->region, SRNG_OFF_PRODUCER_FENCELESS_FOR), acquire);
+        if (s->poll_only || (fenceless_for != 0u && fenceless_for != s->attach_id))
+            promised = 0;
+        else if (fenceless_for != 0u && srng_peer_wakes_us(s, srng_u32_at(s->region, SRNG_OFF_PRODUCER_SLEEPING)))
             barrier = 1;
         else if (fenceless_for != 0u)
             promised = 0;
