@@ -1102,9 +1102,10 @@ SHARED_RING_API int shared_ring_release(shared_ring_consumer *c);
    (always 1: a message is ready, or no wake-up promised yet: do not
    sleep, look again); CLOSED (none, and the
    producer closed); PEER_GONE (the producer detached, or its process
-   died: it will never signal; said only after a look at what it left;
-   watch shared_ring_consumer_peer_fd or give your loop's sleep a timeout
-   and re-arm to notice a death);
+   died: it will never signal; said once, after a look at what it left
+   (watch shared_ring_consumer_peer_fd, or give your loop's sleep a
+   timeout and re-arm, to notice a death); after that, arm arms for the
+   next producer, whose attach wakes your loop);
    ERR_STATE (the handle has no wait hooks; the producer attached last
    has none, so its publishes could not signal the loop; or inside a
    callback); ERR_CORRUPT; ERR_HANDLE. */
@@ -1117,9 +1118,10 @@ SHARED_RING_API int shared_ring_arm(shared_ring_consumer *c);
    finding no message; a write with timeout 0 finding no room) says
    PEER_GONE, after what the peer published. The handle owns it: do not
    close it. It stays the same while the same process holds the peer's
-   side; once a call finds the side held by another (the peer detached, a
-   new peer attached, a child adopted the side) the handle closes it, so
-   your loop stops watching it (epoll forgets a closed descriptor). Ask
+   side; once a call has said PEER_GONE, or finds the side held by another
+   (the peer detached, a new peer attached, a child adopted the side), the
+   handle closes it, so your loop stops watching it (epoll forgets a
+   closed descriptor). Ask
    for it again before each sleep (no system call while the peer is the
    same) and add what it returns to your loop (EEXIST: already there; the
    number may be one reused for the new peer's descriptor). A peer in this
@@ -3458,6 +3460,16 @@ static int srng_timed_out(int peer_gone) {
                      : srng_refuse(SHARED_RING_TIMEOUT, "the timeout passed first (no room, or no message)");
 }
 
+/* PEER_GONE, said (gone_told): later waits wait for a new peer. The
+   peer's descriptor has served: it is closed, so that an event loop that
+   goes on waiting for the next peer is not woken by it for good (a
+   real-time side closes nothing: its next peer_fd call does). */
+static int srng_tell_gone(shared_ring_side *s) {
+    s->gone_told = 1;
+    if (!s->realtime) srng_drop_peer_fd(s);
+    return srng_refuse(SHARED_RING_PEER_GONE, srng_gone_text);
+}
+
 static int srng_block(shared_ring_side *s, srng_au32 *word, srng_au32 *peer, srng_ready_fn ready,
                       void *ctx, uint64_t timeout_ns) {
     srng_au32 *peer_mode = srng_beside(peer, SRNG_MODE_WORD);
@@ -3504,10 +3516,7 @@ static int srng_block(shared_ring_side *s, srng_au32 *word, srng_au32 *peer, srn
                delivered first. Later waits wait for a new peer (its attach
                wakes them) up to their timeout, then say PEER_GONE again. */
             r = ready(ctx, 1);
-            if (r == 0) {
-                r = srng_refuse(SHARED_RING_PEER_GONE, srng_gone_text);
-                s->gone_told = 1;
-            }
+            if (r == 0) r = srng_tell_gone(s);
             break;
         }
         if (r == 1) {
@@ -4805,9 +4814,7 @@ static int srng_deliver(shared_ring_consumer *c, shared_ring_read_fn fn, void *u
    message, CLOSED, ERR_CORRUPT), else PEER_GONE (told). */
 static int srng_report_departure(shared_ring_consumer *c) {
     int r = srng_data_ready(c, 1);
-    if (r != 0) return r;
-    c->s.gone_told = 1;
-    return srng_refuse(SHARED_RING_PEER_GONE, srng_gone_text);
+    return r != 0 ? r : srng_tell_gone(&c->s);
 }
 
 /* What a call that may not wait says when no message is there: EMPTY, or
@@ -5079,10 +5086,11 @@ SHARED_RING_API int shared_ring_arm(shared_ring_consumer *c) {
     if (r != SHARED_RING_OK) return r;
     r = srng_data_ready(c, 1);
     if (r != 0) return r;
-    /* A dead producer will never signal the loop's descriptor. */
+    /* A dead producer will never signal the loop's descriptor: say so,
+       once; after that arm for the next producer, whose attach wakes us. */
     r = srng_watch_peer(&c->s, SHARED_RING_NOW_NS());
     if (r < 0) return r;
-    if (c->s.peer_gone) return srng_report_departure(c);
+    if (c->s.peer_gone && !c->s.gone_told) return srng_report_departure(c);
     /* A producer attached without hooks makes no wake-up that reaches
        the loop: "armed" would be a promise nobody keeps. */
     if (SRNG_LOAD(srng_u64_at(c->s.region,

@@ -13,6 +13,7 @@
    usage: epoll_loop [MESSAGES]   (default 200000 each way) */
 #define _GNU_SOURCE
 #define SHARED_RING_NOTIFIER
+#define SHARED_RING_SHM
 #define SHARED_RING_IMPLEMENTATION
 #include "shared_ring.h"
 
@@ -22,7 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -30,11 +30,13 @@
 #define CAPACITY (1u << 16)
 
 static uint64_t messages = 200000;
+static int region_fd; /* between processes: the memfd the region maps */
 
 static int produce(void *region, size_t size, shared_ring_notifier *n) {
     shared_ring_producer p;
     shared_ring_options o = SHARED_RING_OPTIONS_INIT;
     shared_ring_notifier_options(n, SHARED_RING_PRODUCER_END, &o);
+    o.region_fd = region_fd; /* the kernel then tells the consumer for certain if we die */
     if (shared_ring_attach_producer(&p, region, size, &o) != SHARED_RING_OK) return 1;
     for (uint64_t i = 0; i < messages; i++)
         if (shared_ring_write_bytes(&p, &i, sizeof i, SHARED_RING_FOREVER) != SHARED_RING_OK)
@@ -62,6 +64,7 @@ static int consume(void *region, size_t size, shared_ring_notifier *n, unsigned 
     uint64_t next = 0;
     int ep = epoll_create1(0), r;
     shared_ring_notifier_options(n, SHARED_RING_CONSUMER_END, &o);
+    o.region_fd = region_fd;
     if (shared_ring_attach_consumer(&c, region, size, &o) != SHARED_RING_OK) return 1;
     ev.data.fd = n->fd[SHARED_RING_CONSUMER_END];
     if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, ev.data.fd, &ev) != 0) return 1;
@@ -155,11 +158,15 @@ static int receive_fds(int sock, int fds[2]) {
 
 static int between_processes(void) {
     size_t size = shared_ring_region_size(CAPACITY, 0);
-    void *region = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    shared_ring_shm shm; /* a memfd: its descriptor lets each side lock its byte */
+    void *region;
     int sock[2], fds[2], status = 1, r;
     unsigned long sleeps = 0;
     pid_t child;
-    if (region == MAP_FAILED || shared_ring_format(region, size, CAPACITY, 0) != SHARED_RING_OK ||
+    if (shared_ring_shm_anonymous(&shm, size) != SHARED_RING_OK) return 1;
+    region = shm.region;
+    region_fd = shm.fd;
+    if (shared_ring_format(region, size, CAPACITY, 0) != SHARED_RING_OK ||
         socketpair(AF_UNIX, SOCK_STREAM, 0, sock) != 0)
         return 1;
     shared_ring_notifier n;
@@ -179,7 +186,7 @@ static int between_processes(void) {
     shared_ring_notifier_close(&n);
     printf("processes: %llu messages in order, consumer slept in epoll %lu times\n",
            (unsigned long long)messages, sleeps);
-    munmap(region, size);
+    shared_ring_shm_close(&shm);
     return r | !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 

@@ -1,14 +1,18 @@
 /* Two programs started on their own, in any order, sharing a ring and a
    notifier by one name, with no descriptor passing: the consumer sleeps
    in epoll on its notifier descriptor and on the producer's peer fd, so
-   it hears both messages and the producer's death without a timer.
+   it hears messages, the close and the producer's death without a timer,
+   and after a death goes on with the next producer (whose attach wakes
+   the armed loop).
 
-     named_loop consume /NAME          read until CLOSED (exit 0) or
-                                       PEER_GONE (exit 3)
-     named_loop produce /NAME COUNT [hold]
+     named_loop consume /NAME          read until CLOSED (exit 0), through
+                                       any number of producers
+     named_loop produce /NAME COUNT [hold | after N]
                                        write COUNT numbered messages and
                                        close; with `hold`, keep the stream
-                                       open and sleep (to be killed)
+                                       open and sleep (to be killed); with
+                                       `after N`, number them from N (a
+                                       producer that takes over)
 
    Both run the same set-up: shm_open + prepare, notifier_open_named,
    attach with the notifier's options. The consumer removes the names at
@@ -40,13 +44,15 @@ static int expect_next(void *user, const void *data, size_t len) {
     return 0;
 }
 
-static int produce(shared_ring_shm *shm, shared_ring_notifier *n, uint64_t count, int hold) {
+static int produce(shared_ring_shm *shm, shared_ring_notifier *n, uint64_t from, uint64_t count,
+                   int hold) {
     shared_ring_producer p;
     shared_ring_options o = SHARED_RING_OPTIONS_INIT;
     shared_ring_notifier_options(n, SHARED_RING_PRODUCER_END, &o);
+    o.region_fd = shm->fd; /* the kernel then tells the consumer for certain if we die */
     if (shared_ring_attach_producer_wait(&p, shm->region, shm->size, &o, START_NS) != SHARED_RING_OK)
         return 2;
-    for (uint64_t i = 0; i < count; i++)
+    for (uint64_t i = from; i < from + count; i++)
         if (shared_ring_write_bytes(&p, &i, sizeof i, SHARED_RING_FOREVER) != SHARED_RING_OK) return 1;
     if (hold) {
         shared_ring_flush(&p);
@@ -59,24 +65,37 @@ static int produce(shared_ring_shm *shm, shared_ring_notifier *n, uint64_t count
 }
 
 /* The event loop: read; when nothing, arm; sleep in epoll on the
-   notifier's descriptor and, once the producer is known, its peer fd. */
+   notifier's descriptor and, once the producer is known, its peer fd. A
+   producer's death is said once (PEER_GONE, after what it published);
+   the loop then arms again and sleeps until the next producer attaches. */
 static int consume(shared_ring_shm *shm, shared_ring_notifier *n) {
     shared_ring_consumer c;
     shared_ring_options o = SHARED_RING_OPTIONS_INIT;
     struct epoll_event ev = { .events = EPOLLIN };
     uint64_t next = 0;
-    int ep = epoll_create1(0), r;
+    int ep = epoll_create1(0), r, deaths = 0, gone = 0;
     shared_ring_notifier_options(n, SHARED_RING_CONSUMER_END, &o);
+    o.region_fd = shm->fd;
     if (shared_ring_attach_consumer_wait(&c, shm->region, shm->size, &o, START_NS) != SHARED_RING_OK)
         return 2;
     ev.data.fd = n->fd[SHARED_RING_CONSUMER_END];
     if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, ev.data.fd, &ev) != 0) return 2;
     for (;;) {
         r = shared_ring_read_some(&c, expect_next, &next);
+        if (r > 0 || r == SHARED_RING_EMPTY) gone = 0; /* a producer is there */
         if (r > 0) continue;
-        if (r == SHARED_RING_EMPTY) r = shared_ring_arm(&c);
-        if (r == 1) continue;
-        if (r != SHARED_RING_OK) break; /* CLOSED, PEER_GONE */
+        if (r == SHARED_RING_PEER_GONE && !gone) {
+            printf("consumer: the producer is gone after %llu messages; waiting for the next\n",
+                   (unsigned long long)next);
+            fflush(stdout);
+            gone = 1;
+            deaths++;
+        }
+        /* PEER_GONE is said once; after that arm arms for the next
+           producer, whose attach wakes the loop */
+        if (r == SHARED_RING_EMPTY || r == SHARED_RING_PEER_GONE) r = shared_ring_arm(&c);
+        if (r == 1 || r == SHARED_RING_PEER_GONE) continue;
+        if (r != SHARED_RING_OK) break; /* CLOSED */
         if ((r = shared_ring_consumer_peer_fd(&c)) >= 0) {
             /* the producer's death descriptor, asked for before every
                sleep: the handle closes it when another process takes the
@@ -89,11 +108,11 @@ static int consume(shared_ring_shm *shm, shared_ring_notifier *n) {
         if (epoll_wait(ep, &ev, 1, -1) < 0) return 2;
         shared_ring_notifier_clear(n, SHARED_RING_CONSUMER_END);
     }
-    printf("consumer: read %llu messages, then %s\n", (unsigned long long)next,
-           shared_ring_result_string(r));
+    printf("consumer: read %llu messages (%d producers died on the way), then %s\n",
+           (unsigned long long)next, deaths, shared_ring_result_string(r));
     close(ep);
     shared_ring_detach_consumer(&c);
-    return r == SHARED_RING_CLOSED ? 0 : r == SHARED_RING_PEER_GONE ? 3 : 1;
+    return r == SHARED_RING_CLOSED ? 0 : 1;
 }
 
 int main(int argc, char **argv) {
@@ -102,7 +121,7 @@ int main(int argc, char **argv) {
     shared_ring_notifier n;
     int consumer, r;
     if (argc < 3 || (strcmp(argv[1], "consume") != 0 && (strcmp(argv[1], "produce") != 0 || argc < 4))) {
-        fprintf(stderr, "usage: named_loop consume /NAME | produce /NAME COUNT [hold]\n");
+        fprintf(stderr, "usage: named_loop consume /NAME | produce /NAME COUNT [hold | after N]\n");
         return 2;
     }
     consumer = strcmp(argv[1], "consume") == 0;
@@ -112,8 +131,11 @@ int main(int argc, char **argv) {
         fprintf(stderr, "named_loop: set-up failed: %s\n", shared_ring_why());
         return 2;
     }
-    r = consumer ? consume(&shm, &n)
-                 : produce(&shm, &n, strtoull(argv[3], NULL, 10), argc > 4 && strcmp(argv[4], "hold") == 0);
+    if (consumer)
+        r = consume(&shm, &n);
+    else
+        r = produce(&shm, &n, argc > 5 && strcmp(argv[4], "after") == 0 ? strtoull(argv[5], NULL, 10) : 0,
+                    strtoull(argv[3], NULL, 10), argc > 4 && strcmp(argv[4], "hold") == 0);
     shared_ring_notifier_close(&n);
     shared_ring_shm_close(&shm);
     if (consumer) { /* the last user: the names go */

@@ -80,7 +80,7 @@ producer_first "${base}_b_producer_first" "stale object of a finished run"
 # named_loop: two exec'd programs that share a ring and a notifier by name
 # only (no descriptor passing); the consumer sleeps in epoll with no
 # timeout, so messages, the close and a kill -9 must all reach it through
-# its descriptors.
+# its descriptors, and after a kill -9 the next producer's attach too.
 named_bad() { failed=$((failed + 1)); echo "  named_loop, $1: FAILED"; sed 's/^/    /' "$B/named.log"; }
 named_case() { # case-name expected-consumer-line expected-rc producer-args...
     what=$1 want=$2 want_rc=$3
@@ -91,8 +91,12 @@ named_case() { # case-name expected-consumer-line expected-rc producer-args...
     # the case instead of hanging the suite
     (sleep 60; kill -9 $c $p 2>/dev/null) & w=$!
     if [ "${2:-}" = hold ]; then
+        # kill it, then the next producer takes the side over and goes on
+        # numbering where it stopped
         sleep 0.5
         kill -9 $p
+        wait $p 2>/dev/null
+        "$B/named_loop" produce "${base}_n" 500 after "$1" >> "$B/named.log" 2>&1 & p=$!
     fi
     wait $c; rc=$?
     wait $p 2>/dev/null
@@ -101,8 +105,9 @@ named_case() { # case-name expected-consumer-line expected-rc producer-args...
        [ ! -e "/dev/shm${base}_n.consumer-wake" ]; then ok
     else named_bad "$what (rc $rc)"; fi
 }
-named_case "consumer and producer by name" "read $N messages, then the producer closed" 0 "$N"
-named_case "producer killed, consumer in epoll without a timer" \
-    "read 1000 messages, then the peer detached or its process is gone" 3 1000 hold
+named_case "consumer and producer by name" \
+    "read $N messages (0 producers died on the way), then the producer closed" 0 "$N"
+named_case "producer killed, the next one taken in, consumer in epoll without a timer" \
+    "read 1500 messages (1 producers died on the way), then the producer closed" 0 1000 hold
 echo "shm examples: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
