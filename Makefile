@@ -53,7 +53,7 @@ EB = examples/bin
 HDR = shared_ring.h
 TEST_HDRS = $(HDR) tests/harness.h tests/message_check.h
 EXAMPLES = quickstart_threads quickstart_processes two_threads shm_producer shm_consumer \
-           memfd_ring game_loop logger epoll_loop many_producers named_loop
+           memfd_ring game_loop logger epoll_loop many_producers named_loop audio_thread
 PREFIX ?= /usr/local
 DESTDIR ?=
 INCLUDEDIR = $(PREFIX)/include
