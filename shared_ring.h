@@ -585,7 +585,10 @@ typedef struct shared_ring_options {
                                  (default 50 us; OFF: sleep at once) */
     uint32_t resume_percent;  /* producer: after FULL, resume when this % of
                                  the capacity is free (1..100, default 50;
-                                 OFF: as soon as the message fits) */
+                                 OFF: as soon as the message fits). Writes
+                                 with timeout 0 too: after one FULL they
+                                 stay FULL until then, so an overflow drops
+                                 a burst; OFF drops only what does not fit */
     uint32_t cork_limit;      /* producer: a corked batch is published once
                                  it holds this many bytes (default 64 KiB;
                                  OFF: only at uncork, flush, close or a wait) */
