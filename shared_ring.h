@@ -338,7 +338,9 @@
    for certain (GLOBAL_EXPEDITED can skip a CPU that runs the peer; see
    docs/protocol.md, "Who fences"). Except to a peer that never sleeps on
    a wake-up (SHARED_RING_POLL_ONLY: it naps in 1 ms slices): a look at
-   its sleeping word that comes too early loses it nothing. Each side chooses again when a new peer
+   its sleeping word that comes too early loses it nothing. And from a
+   real-time side (SHARED_RING_REALTIME) to any peer: it makes no wake-up
+   call at all, so its peer sleeps in 1 ms slices when it waits for it. Each side chooses again when a new peer
    attaches (the attach leaves 2 in its sleeping word, which the other
    side's next publish or release finds) and before each sleep; until it
    has, the new peer sleeps in 1 ms slices rather than trust a choice made
