@@ -403,8 +403,43 @@ TEST(a_realtime_thread_makes_no_system_call_against_peer_processes) { processes_
 
 TEST(a_realtime_thread_that_asked_for_peer_fds_makes_no_system_call_either) { processes_run(1); }
 
+/* stats.wakes counts the wake-up calls made, no more: a producer that
+   finds the consumer's word "asleep" makes a call only when one of its
+   calls reaches how that consumer sleeps (its wait_mode), and a real-time
+   producer makes none. The consumer's announcement is forged (its word set
+   to 1), so nothing depends on timing. */
+static uint64_t wakes_after_one_publish(uint32_t producer_flags, uint32_t consumer_flags) {
+    static unsigned char region[4096 + SHARED_RING_HEADER_SIZE] __attribute__((aligned(128)));
+    shared_ring_options po = SHARED_RING_OPTIONS_INIT, co = SHARED_RING_OPTIONS_INIT;
+    shared_ring_producer p;
+    shared_ring_consumer c;
+    shared_ring_stats st;
+    memset(&st, 0xff, sizeof st);
+    po.flags = producer_flags;
+    co.flags = consumer_flags;
+    if (shared_ring_format(region, sizeof region, 4096, 0) != 0 ||
+        shared_ring_attach_producer(&p, region, sizeof region, &po) != 0 ||
+        shared_ring_attach_consumer(&c, region, sizeof region, &co) != 0 ||
+        shared_ring_write_str(&p, "choose", 0) != 0) /* answers the consumer's attach */
+        return 99;
+    __atomic_store_n((uint32_t *)(region + SRNG_OFF_CONSUMER_SLEEPING), 1u, __ATOMIC_SEQ_CST);
+    if (shared_ring_write_str(&p, "m", 0) != 0 || shared_ring_producer_stats(&p, &st) != 0) return 98;
+    if (__atomic_load_n((uint32_t *)(region + SRNG_OFF_CONSUMER_SLEEPING), __ATOMIC_SEQ_CST) != 0)
+        return 97; /* answered either way */
+    shared_ring_detach_consumer(&c);
+    shared_ring_detach_producer(&p);
+    return st.wakes;
+}
+
+TEST(stats_wakes_counts_the_wake_up_calls_made_and_none_other) {
+    CHECK_EQ(wakes_after_one_publish(0, 0), 1);                    /* a futex wake */
+    CHECK_EQ(wakes_after_one_publish(0, SHARED_RING_POLL_ONLY), 0); /* it naps: no call */
+    CHECK_EQ(wakes_after_one_publish(SHARED_RING_REALTIME, 0), 0);  /* wakes nobody */
+}
+
 int main(void) {
     setvbuf(stdout, NULL, _IONBF, 0);
+    RUN(stats_wakes_counts_the_wake_up_calls_made_and_none_other);
     RUN(a_realtime_thread_makes_no_system_call_against_peer_threads);
     RUN(a_realtime_thread_makes_no_system_call_against_peer_processes);
     RUN(a_realtime_thread_that_asked_for_peer_fds_makes_no_system_call_either);
