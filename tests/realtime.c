@@ -4,8 +4,9 @@
    records the call's number and ends the process. The thread is an audio
    callback's shape: every 500 us it reads control messages from ring A
    (read_some, peek + release), and writes 32-byte meters to ring B
-   (write_bytes with timeout 0, claim + commit, claim + abort, cork, uncork,
-   flush), and reads both sides' stats and usage, for as long as its peer
+   (write_bytes, write_str, write and claim with timeout 0, claim_aligned,
+   commit, abort, cork, uncork, flush), and reads both sides' stats and
+   usage, for as long as its peer
    goes through three generations:
      1. default options: its consumer sleeps in read, its producer blocks
         on the full ring A; then it detaches;
@@ -137,6 +138,12 @@ static void expect(int r, int ok1, int ok2, int ok3) {
     }
 }
 
+static size_t fill_meter(void *user, void *dst, size_t max_len) {
+    (void)user;
+    memset(dst, 0x5a, max_len);
+    return max_len;
+}
+
 static shared_ring_consumer rt_a;
 static shared_ring_producer rt_b;
 
@@ -180,6 +187,13 @@ static void *realtime_thread(void *arg) {
             expect(shared_ring_uncork(&rt_b), 0, 0, 0);
         }
         if (i % 13 == 0) expect(shared_ring_flush(&rt_b), 0, 0, 0);
+        if (i % 17 == 0) {
+            r = shared_ring_write(&rt_b, 32, fill_meter, NULL, 0);
+            if (r != SHARED_RING_FULL) expect(r, 0, 0, 0);
+            r = shared_ring_claim_aligned(&rt_b, 32, 32, &at, 0);
+            if (r == SHARED_RING_OK) expect(shared_ring_commit(&rt_b, 32), 0, 0, 0);
+            else expect(r, SHARED_RING_FULL, SHARED_RING_FULL, SHARED_RING_FULL);
+        }
         expect(shared_ring_consumer_stats(&rt_a, &st), 0, 0, 0);
         sh->rt_wakes += (uint32_t)st.wakes;
         expect(shared_ring_producer_stats(&rt_b, &st), 0, 0, 0);
