@@ -688,7 +688,7 @@ typedef struct shared_ring_stats {
     uint64_t sleeps;        /* times the side slept in the OS (or wait hook) */
     uint64_t wakes;         /* wake-up calls made for the other side (a
                                system call, or a call of the wake hook);
-                               always 0 on a real-time side */
+                               on a real-time side, only by its attach */
     uint64_t wait_ns;       /* total time spent waiting */
     uint64_t largest;       /* largest payload seen, bytes */
     uint64_t wait_failures; /* OS waits that failed, replaced by 1 ms naps */
@@ -3559,6 +3559,17 @@ static int srng_block(shared_ring_side *s, srng_au32 *word, srng_au32 *peer, srn
     return r;
 }
 
+/* Attach, adopt and detach wake a sleeping peer the way it sleeps, even
+   from a real-time side: they are not among its calls that make no
+   system call, and a peer that went to sleep trusting our predecessor's
+   wake-ups would otherwise sleep to its timeout. */
+static void srng_wake_sleeper_now(shared_ring_side *s, srng_au32 *word) {
+    uint32_t realtime = s->realtime;
+    s->realtime = 0; /* srng_wake then makes the call our OS makes */
+    srng_wake_sleeper(s, word);
+    s->realtime = realtime;
+}
+
 /* At attach (the handle's magic set): say how we sleep and wake, choose
    how we publish, leave SRNG_LOOK_AT_ME in our sleeping word so that the
    peer chooses again for us, and wake a peer that went to sleep trusting
@@ -3580,7 +3591,7 @@ static void srng_announce_mode(shared_ring_side *s, unsigned own_sleep_off,
     srng_choose_barrier(s);
     SRNG_STORE(own, SRNG_LOOK_AT_ME, release);
     SRNG_FENCE();
-    srng_wake_sleeper(s, srng_u32_at(s->region, peer_sleep_off));
+    srng_wake_sleeper_now(s, srng_u32_at(s->region, peer_sleep_off));
 }
 
 /* ---- attach ------------------------------------------------------------ */
@@ -5529,7 +5540,7 @@ static void srng_leave(shared_ring_side *s, unsigned id_off, unsigned peer_sleep
     srng_drop_peer_fd(s);
     srng_release_side(s, s->region, id_off);
     SRNG_FENCE();
-    srng_wake_sleeper(s, srng_u32_at(s->region, peer_sleep_off));
+    srng_wake_sleeper_now(s, srng_u32_at(s->region, peer_sleep_off));
 }
 
 SHARED_RING_API int shared_ring_detach_producer(shared_ring_producer *p) {

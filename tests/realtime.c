@@ -66,7 +66,8 @@ typedef struct shared {
     volatile int published[GENERATIONS + 1]; /* per generation: OK writes */
     volatile int delivered[GENERATIONS + 1];
     volatile int meters_read, meters_full, iterations, peer_gone_heard;
-    volatile uint32_t rt_wakes;   /* stats.wakes of the real-time handles */
+    volatile uint32_t rt_wakes;   /* stats.wakes of the real-time handles,
+                                     less what their attach made */
 } shared;
 
 static shared *sh;
@@ -146,6 +147,7 @@ static size_t fill_meter(void *user, void *dst, size_t max_len) {
 
 static shared_ring_consumer rt_a;
 static shared_ring_producer rt_b;
+static uint64_t attach_wakes; /* wake-ups the attaches made (they may) */
 
 static void *realtime_thread(void *arg) {
     struct timespec tick = { 0, 500000 };
@@ -161,6 +163,7 @@ static void *realtime_thread(void *arg) {
     for (i = 0; !sh->done; i++) {
         shared_ring_stats st;
         shared_ring_usage use;
+        uint64_t wakes;
         void *at;
         int r = shared_ring_read_some(&rt_a, check_control, NULL);
         if (r == SHARED_RING_CLOSED) sh->done = 1;
@@ -195,9 +198,9 @@ static void *realtime_thread(void *arg) {
             else expect(r, SHARED_RING_FULL, SHARED_RING_FULL, SHARED_RING_FULL);
         }
         expect(shared_ring_consumer_stats(&rt_a, &st), 0, 0, 0);
-        sh->rt_wakes += (uint32_t)st.wakes;
+        wakes = st.wakes;
         expect(shared_ring_producer_stats(&rt_b, &st), 0, 0, 0);
-        sh->rt_wakes += (uint32_t)st.wakes;
+        sh->rt_wakes = (uint32_t)(wakes + st.wakes - attach_wakes);
         expect(shared_ring_consumer_usage(&rt_a, &use), 0, 0, 0);
         expect(shared_ring_producer_usage(&rt_b, &use), 0, 0, 0);
         sh->iterations = i + 1;
@@ -309,6 +312,12 @@ static void start_realtime(int ask_peer_fd) {
     if (shared_ring_attach_consumer(&rt_a, sh->a, sizeof sh->a, &o) != 0 ||
         shared_ring_attach_producer(&rt_b, sh->b, sizeof sh->b, &o) != 0)
         _exit(50);
+    {
+        shared_ring_stats a, b;
+        shared_ring_consumer_stats(&rt_a, &a);
+        shared_ring_producer_stats(&rt_b, &b);
+        attach_wakes = a.wakes + b.wakes;
+    }
     if (ask_peer_fd) {
         while (shared_ring_consumer_peer_fd(&rt_a) < 0 || shared_ring_producer_peer_fd(&rt_b) < 0)
             usleep(1000); /* until the first peer has attached both */
@@ -451,9 +460,52 @@ TEST(stats_wakes_counts_the_wake_up_calls_made_and_none_other) {
     CHECK_EQ(wakes_after_one_publish(SHARED_RING_REALTIME, 0), 0);  /* wakes nobody */
 }
 
+/* A consumer asleep on a producer's promise of a wake-up, when a real-time
+   producer takes the side (TAKE_BACK, same process): the attach itself
+   wakes it (an attach may make system calls), so it re-reads the new
+   producer's wait_mode and from then on sleeps in slices; else it would
+   sleep on, unbounded, while the real-time producer publishes. */
+static unsigned char takeover[4096 + SHARED_RING_HEADER_SIZE] __attribute__((aligned(128)));
+static int taken_over_read;
+
+static void *sleep_in_read(void *arg) {
+    shared_ring_consumer *c = arg;
+    int got = 0;
+    taken_over_read = shared_ring_read(c, count_meter, &got, 10000000000u);
+    return NULL;
+}
+
+TEST(a_consumer_asleep_when_a_realtime_producer_attaches_is_woken_by_the_attach) {
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT, rt = SHARED_RING_OPTIONS_INIT;
+    shared_ring_producer first, second;
+    shared_ring_consumer c;
+    shared_ring_stats st;
+    pthread_t t;
+    o.spin_ns = SHARED_RING_OFF;
+    o.recheck_ns = SHARED_RING_OFF; /* no safety net: only a wake-up ends the sleep */
+    rt.flags = SHARED_RING_REALTIME | SHARED_RING_TAKE_BACK;
+    CHECK_EQ(shared_ring_format(takeover, sizeof takeover, 4096, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_producer(&first, takeover, sizeof takeover, NULL), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_consumer(&c, takeover, sizeof takeover, &o), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_write_str(&first, "a", 0), SHARED_RING_OK); /* answers the attach */
+    CHECK_EQ(shared_ring_read_some(&c, count_meter, NULL), 1);
+    pthread_create(&t, NULL, sleep_in_read, &c);
+    while (__atomic_load_n((uint32_t *)(takeover + SRNG_OFF_CONSUMER_SLEEPING), __ATOMIC_SEQ_CST) != 1u)
+        usleep(1000);
+    CHECK_EQ(shared_ring_attach_producer(&second, takeover, sizeof takeover, &rt), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_producer_stats(&second, &st), SHARED_RING_OK);
+    CHECK_EQ(st.wakes, 1); /* the attach's wake-up call */
+    CHECK_EQ(shared_ring_write_str(&second, "b", 0), SHARED_RING_OK);
+    pthread_join(t, NULL);
+    CHECK_EQ(taken_over_read, 1);
+    shared_ring_detach_consumer(&c);
+    shared_ring_detach_producer(&second);
+}
+
 int main(void) {
     setvbuf(stdout, NULL, _IONBF, 0);
     RUN(stats_wakes_counts_the_wake_up_calls_made_and_none_other);
+    RUN(a_consumer_asleep_when_a_realtime_producer_attaches_is_woken_by_the_attach);
     RUN(a_realtime_thread_makes_no_system_call_against_peer_threads);
     RUN(a_realtime_thread_makes_no_system_call_against_peer_processes);
     RUN(a_realtime_thread_that_asked_for_peer_fds_makes_no_system_call_either);
