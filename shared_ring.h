@@ -688,7 +688,8 @@ typedef struct shared_ring_stats {
     uint64_t sleeps;        /* times the side slept in the OS (or wait hook) */
     uint64_t wakes;         /* wake-up calls made for the other side (a
                                system call, or a call of the wake hook);
-                               on a real-time side, only by its attach */
+                               on a real-time side, only by its attach,
+                               adopt or detach */
     uint64_t wait_ns;       /* total time spent waiting */
     uint64_t largest;       /* largest payload seen, bytes */
     uint64_t wait_failures; /* OS waits that failed, replaced by 1 ms naps */
@@ -3018,16 +3019,10 @@ static int srng_peer_news(const shared_ring_side *s, uint64_t owner) {
     return s->peer_owner != 0u && !srng_same_owner(owner, s->peer_owner);
 }
 
-static void srng_drop_peer_fd(shared_ring_side *s);
-
 /* Take the news in: a new peer (judged at once: check_at = now), or the
-   known one's departure (peer_gone). Either way the peer's descriptor
-   watched the process that held the side before: it is closed (an epoll
-   set forgets it), and shared_ring_*_peer_fd opens one for the new peer. */
+   known one's departure (peer_gone). */
 static void srng_note_peer(shared_ring_side *s, uint64_t owner, uint64_t now) {
     if (!srng_peer_news(s, owner)) return;
-    /* (a real-time side closes nothing: its next peer_fd call does) */
-    if (owner != s->peer_fd_owner && !s->realtime) srng_drop_peer_fd(s);
     if (srng_is_attached(owner)) {
         s->peer_owner = owner;
         s->peer_gone = 0;
@@ -3102,19 +3097,27 @@ static int srng_peer_exited(const shared_ring_side *s) {
 static void srng_drop_peer_fd(shared_ring_side *s) { (void)s; }
 #endif
 
-/* shared_ring_*_peer_fd for a handle that passed its gate. */
+/* shared_ring_*_peer_fd for a handle that passed its gate. The
+   descriptor it holds is returned while its process holds the peer's side
+   and no call has said PEER_GONE; else it has served, and is closed here
+   (only here and at detach: never behind a call that returned it), after
+   a new one for the peer attached now, if any, took its place. */
 static int srng_peer_fd(shared_ring_side *s) {
 #ifdef SRNG_HAVE_PEER_FD
     unsigned peer = srng_peer_id(s);
     uint64_t owner = srng_owner_load(s->region, peer);
-    if (s->peer_fd >= 0 && owner == s->peer_fd_owner) return s->peer_fd;
+    int r;
+    if (s->peer_fd >= 0 && owner == s->peer_fd_owner && !s->gone_told) return s->peer_fd;
     if (owner == 0 || (SRNG_CAST(uint32_t, owner) & SRNG_OWNER_STATE) != SRNG_ATTACHED)
-        return srng_refuse(SHARED_RING_ERR_STATE, "no peer is attached: ask again once one is");
-    if (((owner ^ s->owner) & SRNG_OWNER_PID) == 0u)
-        return srng_refuse(SHARED_RING_ERR_STATE,
-                           "the peer is in this process: its detach wakes this side (a thread "
-                           "that exits attached is no death: close in a thread-exit destructor)");
-    return srng_open_peer_fd(s, peer, owner);
+        r = srng_refuse(SHARED_RING_ERR_STATE, "no peer is attached: ask again once one is");
+    else if (((owner ^ s->owner) & SRNG_OWNER_PID) == 0u)
+        r = srng_refuse(SHARED_RING_ERR_STATE,
+                        "the peer is in this process: its detach wakes this side (a thread "
+                        "that exits attached is no death: close in a thread-exit destructor)");
+    else
+        r = srng_open_peer_fd(s, peer, owner); /* replaces the old one if it opens */
+    if (r < 0) srng_drop_peer_fd(s);
+    return r;
 #else
     (void)s;
     return srng_refuse(SHARED_RING_ERR_SYSTEM,
@@ -3151,7 +3154,6 @@ static int srng_watch_peer(shared_ring_side *s, uint64_t now) {
     if (r != SHARED_RING_OK) return r;
     owner = srng_owner_load(s->region, peer);
     srng_note_peer(s, owner, now);
-    if (s->realtime) return 0; /* the owner word alone: it judges no process */
     owner = s->peer_owner;
     /* our own word: a peer in this process (another pid is judged below,
        ours with another token too: a dead process that had our pid) */
@@ -3169,6 +3171,19 @@ static int srng_watch_peer(shared_ring_side *s, uint64_t now) {
     (void)now;
 #endif
     return 1;
+}
+
+/* What a call that does not wait learns of its peer: the news of its
+   owner word (one load) and, when a peer fd fired, the death it says
+   (judged). A real-time side takes the owner word's news alone: no poll,
+   no judge, no clock. Returns 1 when the peer is gone. */
+static int srng_peer_left(shared_ring_side *s) {
+    uint64_t owner = srng_owner_load(s->region, srng_peer_id(s));
+    if (s->realtime)
+        srng_note_peer(s, owner, 0);
+    else if (srng_peer_news(s, owner) || srng_peer_exited(s))
+        (void)srng_watch_peer(s, SHARED_RING_NOW_NS());
+    return s->peer_gone != 0;
 }
 
 /* ---- barriers: who fences ---------------------------------------------------
@@ -3465,13 +3480,10 @@ static int srng_timed_out(int peer_gone) {
                      : srng_refuse(SHARED_RING_TIMEOUT, "the timeout passed first (no room, or no message)");
 }
 
-/* PEER_GONE, said (gone_told): later waits wait for a new peer. The
-   peer's descriptor has served: it is closed, so that an event loop that
-   goes on waiting for the next peer is not woken by it for good (a
-   real-time side closes nothing: its next peer_fd call does). */
+/* PEER_GONE, said (gone_told): later waits wait for a new peer, and the
+   peer's descriptor has served (the next shared_ring_*_peer_fd closes it). */
 static int srng_tell_gone(shared_ring_side *s) {
     s->gone_told = 1;
-    if (!s->realtime) srng_drop_peer_fd(s);
     return srng_refuse(SHARED_RING_PEER_GONE, srng_gone_text);
 }
 
@@ -3564,10 +3576,17 @@ static int srng_block(shared_ring_side *s, srng_au32 *word, srng_au32 *peer, srn
    system call, and a peer that went to sleep trusting our predecessor's
    wake-ups would otherwise sleep to its timeout. */
 static void srng_wake_sleeper_now(shared_ring_side *s, srng_au32 *word) {
-    uint32_t realtime = s->realtime;
-    s->realtime = 0; /* srng_wake then makes the call our OS makes */
-    srng_wake_sleeper(s, word);
-    s->realtime = realtime;
+    uint32_t was = SRNG_LOAD(word, relaxed);
+    if (!s->realtime) {
+        srng_wake_sleeper(s, word);
+        return;
+    }
+    if (was == 0u) return;
+    srng_answer_peer(s, word); /* chooses as its calls do, and makes no call */
+    if (was == 1u && SRNG_OS_SLEEP != SRNG_SLEEPS_NAPS) {
+        s->stats.wakes++;
+        srng_os_wake(word); /* the call they would not make */
+    }
 }
 
 /* At attach (the handle's magic set): say how we sleep and wake, choose
@@ -4312,16 +4331,15 @@ static int srng_reserve(shared_ring_producer *p, uint64_t need, uint64_t timeout
        producer that retries a write with timeout 0 while corked would never progress. */
     srng_publish(p);
     if (timeout_ns == 0) {
-        /* an event loop's descriptor fired: the consumer is gone for good,
+        /* the consumer left (its owner word says so, or a peer fd fired):
            said after a look at what it released before it went */
-        if (srng_peer_exited(&p->s) && srng_watch_peer(&p->s, SHARED_RING_NOW_NS()) >= 0 &&
-            p->s.peer_gone) {
+        if (srng_peer_left(&p->s)) {
             r = srng_space_ready(&w, 1);
             if (r == 1) {
                 p->full_latched = 0;
                 return SHARED_RING_OK;
             }
-            return r < 0 ? r : srng_refuse(SHARED_RING_PEER_GONE, srng_gone_text);
+            return r < 0 ? r : srng_tell_gone(&p->s);
         }
         return srng_refuse(SHARED_RING_FULL, "no room for the message now");
     }
@@ -4838,10 +4856,7 @@ static int srng_report_departure(shared_ring_consumer *c) {
    (until a new producer attaches). */
 static int srng_nothing_now(shared_ring_consumer *c) {
     int r;
-    if (srng_peer_news(&c->s, srng_owner_load(c->s.region, SRNG_OFF_PRODUCER_ID)) ||
-        srng_peer_exited(&c->s))
-        (void)srng_watch_peer(&c->s, c->s.realtime ? 0u : SHARED_RING_NOW_NS()); /* no clock */
-    if (!c->s.peer_gone) return srng_refuse(SHARED_RING_EMPTY, "no message now");
+    if (!srng_peer_left(&c->s)) return srng_refuse(SHARED_RING_EMPTY, "no message now");
     r = srng_report_departure(c);
     return r == 1 ? srng_refuse(SHARED_RING_EMPTY, "no message now") : r; /* there next call */
 }

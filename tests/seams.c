@@ -1,6 +1,7 @@
 /* Where two features meet: one deterministic test per rule that an outside
-   review found broken at such a seam (each failed on the code before its
-   fix). A race is forced, not sampled: this build gives the header's
+   review found broken at such a seam (the test of each of the eight
+   defects failed on the code before its fix; the others guard the same
+   rules where they already held). A race is forced, not sampled: this build gives the header's
    scheduling points (SRNG_SCHED_POINT, at each load and store of a control
    word) a hook that runs one step of "the other side" at a chosen point,
    in this thread or in a forked process. */
@@ -177,10 +178,11 @@ TEST(arm_over_a_replaced_consumer_is_promised_after_the_producers_next_publish) 
     CHECK_EQ(shared_ring_detach_producer(&prod), SHARED_RING_OK);
 }
 
-/* 4. The peer fd follows the peer's owner word: once a call finds that the
-   process it watched no longer holds the side (a child adopted it), the
-   handle closes it, so an event loop is not woken for a live peer; asked
-   again, it watches the adopter. */
+/* 4. The peer fd follows the peer's owner word: a loop asks for it before
+   each sleep, and once the process it watched no longer holds the side (a
+   child adopted it), or a call said PEER_GONE of it, the handle closes it
+   there (after opening the adopter's), so the loop is not woken for good
+   by a descriptor that has served. */
 static int pipe_to_test[2], pipe_to_producer[2];
 
 static void tell(int fd) {
@@ -213,7 +215,7 @@ TEST(the_peer_fd_of_an_adopted_producer_is_replaced_not_left_readable) {
 #ifdef SRNG_HAVE_PEER_FD
     struct epoll_event ev = { .events = EPOLLIN }, out;
     pid_t first;
-    int ep = epoll_create1(0), fd, got = 0, status = -1;
+    int ep = epoll_create1(0), fd, old_fd, got = 0, status = -1;
     fresh_region();
     if (pipe(pipe_to_test) != 0 || pipe(pipe_to_producer) != 0 || ep < 0) abort();
     CHECK_EQ(shared_ring_attach_consumer(&cons, region, size, NULL), SHARED_RING_OK);
@@ -228,16 +230,22 @@ TEST(the_peer_fd_of_an_adopted_producer_is_replaced_not_left_readable) {
     waitpid(first, &status, 0); /* the attacher is gone, its child holds the side */
     CHECK_EQ(status, 0);
     CHECK_EQ(shared_ring_read_some(&cons, count_message, &got), 1);
-    CHECK_EQ(shared_ring_read_some(&cons, count_message, &got), SHARED_RING_EMPTY);
+    CHECK_EQ(shared_ring_read_some(&cons, count_message, &got), SHARED_RING_EMPTY); /* not gone */
+    old_fd = fd;
+    fd = shared_ring_consumer_peer_fd(&cons); /* before the sleep: the adopter's */
+    CHECK(fd >= 0 && fd != old_fd);
     CHECK_EQ(epoll_wait(ep, &out, 1, 0), 0); /* the stale descriptor is out of the loop */
-    fd = shared_ring_consumer_peer_fd(&cons); /* the adopter's */
-    CHECK(fd >= 0);
     ev.data.fd = fd;
     CHECK_EQ(epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev), 0);
     CHECK_EQ(epoll_wait(ep, &out, 1, 0), 0);
+    CHECK_EQ(shared_ring_consumer_peer_fd(&cons), fd); /* the same while the adopter lives */
     tell(pipe_to_producer[1]); /* the adopter exits without detaching: a death */
     CHECK_EQ(epoll_wait(ep, &out, 1, 5000), 1);
     CHECK_EQ(shared_ring_read_some(&cons, count_message, &got), SHARED_RING_PEER_GONE);
+    /* a loop that goes on for the next producer asks again: the served
+       descriptor is closed, so its sleep is not cut short for good */
+    CHECK_EQ(shared_ring_consumer_peer_fd(&cons), SHARED_RING_PEER_GONE);
+    CHECK_EQ(epoll_wait(ep, &out, 1, 0), 0);
     while (wait(NULL) > 0) continue;
     CHECK_EQ(shared_ring_detach_consumer(&cons), SHARED_RING_OK);
     close(ep);
