@@ -1123,14 +1123,14 @@ SHARED_RING_API int shared_ring_arm(shared_ring_consumer *c);
    the next call that finds nothing to do (read_some, peek, wait or arm
    finding no message; a write with timeout 0 finding no room) says
    PEER_GONE, after what the peer published. The handle owns it: do not
-   close it. It stays the same while the same process holds the peer's
-   side; once a call has said PEER_GONE, or finds the side held by another
-   (the peer detached, a new peer attached, a child adopted the side), the
-   handle closes it, so your loop stops watching it (epoll forgets a
-   closed descriptor). Ask
-   for it again before each sleep (no system call while the peer is the
-   same) and add what it returns to your loop (EEXIST: already there; the
-   number may be one reused for the new peer's descriptor). A peer in this
+   close it. Ask for it before each sleep (no system call while the peer
+   is the same) and add what it returns to your loop (EEXIST: already
+   there): while the process it watches holds the peer's side and no call
+   has said PEER_GONE, it is the same descriptor; once it has served (the
+   peer detached or died, a new peer attached, a child adopted the side)
+   this call closes it, after opening the new peer's, so your loop stops
+   watching it (epoll forgets a closed descriptor). Nothing else closes it
+   but detach. A peer in this
    process needs none: its detach wakes your notifier (a thread that exits
    attached is no death: close in a thread-exit destructor). Consumer /
    producer side respectively; never blocks.
