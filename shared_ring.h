@@ -1819,6 +1819,15 @@ SRNG_STATIC_ASSERT(SRNG_OFF_WRITE_POS == 128 && SRNG_OFF_READ_POS == 256 &&
 #else
 #define SRNG_THREAD_LOCAL _Thread_local
 #endif
+/* The refusal's reason is stored by calls a real-time side makes (EMPTY,
+   FULL): in a library loaded with dlopen, the default TLS model could
+   allocate the thread's block at its first store. initial-exec takes a
+   few bytes of the static TLS space instead (ELF; elsewhere the default). */
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__ELF__)
+#define SRNG_TLS_MODEL __attribute__((tls_model("initial-exec")))
+#else
+#define SRNG_TLS_MODEL
+#endif
 
 /* SRNG_COLD: an error path kept out of line, so that inlining it does not
    use up the budget that the hot path's callers need (it cost 8
@@ -1848,7 +1857,7 @@ SRNG_STATIC_ASSERT(SRNG_OFF_WRITE_POS == 128 && SRNG_OFF_READ_POS == 256 &&
    store, so a poll that finds the ring empty or full pays no copy), or
    srng_why_text when it carries numbers. Every path that returns a
    result below OK sets it, so why() never names an earlier refusal. */
-static SRNG_THREAD_LOCAL const char *srng_why_said;
+static SRNG_THREAD_LOCAL const char *srng_why_said SRNG_TLS_MODEL;
 static SRNG_THREAD_LOCAL char srng_why_text[200];
 
 /* Say `why` with each %u replaced by the next of the numbers in decimal,
@@ -5895,6 +5904,7 @@ SHARED_RING_API int shared_ring_shm_unlink(const char *name) {
     return SHARED_RING_OK; /* a mapping goes away with its last handle */
 }
 #else
+#include <errno.h> /* not included with the OS waits under SHARED_RING_NO_OS_WAIT */
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -5971,10 +5981,12 @@ static int srng_shm_grow(int fd, off_t want) {
    sizes it, and the others, finding it sized under the lock, leave it, so
    their mapping finds another size than theirs (ERR_SIZE) instead of both
    sizes being answered OK. The kernel drops the lock of a process that
-   dies holding it. (A POSIX record lock: two threads of one process are
-   not kept apart by it. Where the object takes no lock at all, it is
-   sized unlocked, and two such openers may both be told OK: the smaller
-   one's attach then says ERR_SIZE.) */
+   dies holding it. Returns OK, 1 while another process holds the lock
+   (it is sizing the object: look again, within the caller's timeout), or
+   ERR_SYSTEM. (A POSIX record lock: two threads of one process are not
+   kept apart by it. Where the object takes no lock at all, it is sized
+   unlocked, and two such openers may both be told OK: the smaller one's
+   attach then says ERR_SIZE.) */
 static int srng_shm_size_once(int fd, off_t want) {
     struct flock fl;
     struct stat st;
@@ -5983,7 +5995,8 @@ static int srng_shm_size_once(int fd, off_t want) {
     fl.l_type = F_WRLCK;
     fl.l_whence = SEEK_SET;
     fl.l_len = 1;
-    while ((locked = fcntl(fd, F_SETLKW, &fl) == 0) == 0 && errno == EINTR) continue;
+    while ((locked = fcntl(fd, F_SETLK, &fl) == 0) == 0 && errno == EINTR) continue;
+    if (!locked && (errno == EAGAIN || errno == EACCES)) return 1;
     if (fstat(fd, &st) != 0)
         r = srng_refuse(SHARED_RING_ERR_SYSTEM, "fstat failed (errno says why)");
     else
@@ -6019,7 +6032,7 @@ SHARED_RING_API int shared_ring_shm_open(shared_ring_shm *shm, const char *name,
                                          uint64_t timeout_ns) {
     uint64_t start = SHARED_RING_NOW_NS(), elapsed = 0;
     off_t want = SRNG_CAST(off_t, size);
-    int fd;
+    int fd, r, created = 0;
     if (shm == SRNG_NULL) return srng_refuse(SHARED_RING_ERR_ARG, "shm is NULL");
     srng_shm_reset(shm);
     if (name == SRNG_NULL || strlen(name) > SRNG_SHM_NAME_MAX)
@@ -6027,27 +6040,29 @@ SHARED_RING_API int shared_ring_shm_open(shared_ring_shm *shm, const char *name,
     if (want < 0 || SRNG_CAST(size_t, want) != size)
         return srng_explain(SHARED_RING_ERR_SIZE, "size %u does not fit a file offset", size, 0, 0);
     for (;;) {
-        if (size != 0) {
-            /* Create it, or learn that it exists. Only the creator sizes it. */
+        if (size != 0 && !created) {
+            /* Create it, or learn that it exists; then size it, unless an
+               opener that found it unsized does (then wait for it). */
             fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, SHARED_RING_SHM_MODE);
             if (fd >= 0) {
                 SRNG_SCHED_POINT("shm: created");
-                if (srng_shm_size_once(fd, want) != SHARED_RING_OK) {
-                    close(fd);
+                created = 1;
+                r = srng_shm_size_once(fd, want);
+                if (r == SHARED_RING_OK) break;
+                close(fd);
+                if (r != 1) {
                     shm_unlink(name);
-                    return SHARED_RING_ERR_SYSTEM; /* srng_shm_grow said why */
+                    return r; /* srng_shm_size_once said why */
                 }
-                shm->created = 1;
-                break;
-            }
-            if (errno != EEXIST)
+            } else if (errno != EEXIST) {
                 return srng_refuse(SHARED_RING_ERR_SYSTEM, "shm_open failed (errno says why)");
+            }
         }
         fd = shm_open(name, O_RDWR | O_NOFOLLOW, 0);
         if (fd >= 0) {
-            int r = srng_shm_check_existing(fd, want);
+            r = srng_shm_check_existing(fd, want);
             if (r == SHARED_RING_OK) break;
-            close(fd); /* r == 1: its creator is between shm_open and ftruncate */
+            close(fd); /* r == 1: its creator or an opener is sizing it */
             if (r != 1) return r;
         } else if (errno != ENOENT) {
             return srng_refuse(SHARED_RING_ERR_SYSTEM, "shm_open failed (errno says why)");
@@ -6057,7 +6072,9 @@ SHARED_RING_API int shared_ring_shm_open(shared_ring_shm *shm, const char *name,
         if (!srng_nap_unless_timed_out(start, &elapsed, timeout_ns))
             return srng_refuse(SHARED_RING_TIMEOUT, "the object did not exist, sized, within the timeout");
     }
-    return srng_shm_map_own(shm, fd, size);
+    r = srng_shm_map_own(shm, fd, size);
+    if (r == SHARED_RING_OK) shm->created = created;
+    return r;
 }
 
 /* Seal a memfd's size (F_ADD_SEALS: F_SEAL_SHRINK | F_SEAL_GROW |
