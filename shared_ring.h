@@ -636,12 +636,14 @@ typedef struct shared_ring_options {
    stats and usage calls. It wakes nobody: its peer, whatever its options,
    sleeps in 1 ms slices when it waits for this side (a consumer sees a
    message up to ~1 ms late after its spin; a producer on a full ring,
-   space as late). Everything it needs to know of its peer is settled at
-   attach or read from the owner word: it hears PEER_GONE when the peer
-   detaches or is taken over, but judges no process, so a peer's death
-   reaches it through shared_ring_*_peer_fd, watched by another thread.
-   Set it on the real-time side; the other side needs nothing. A wait on
-   this side naps, as with POLL_ONLY. Not with wait/wake hooks. */
+   space as late). Its calls learn of the peer from its owner word alone:
+   a detach gives PEER_GONE (read_some, peek; a write finding the ring
+   full), a process's death is not judged (a replacement's messages just
+   follow); to hear of a death, watch shared_ring_*_peer_fd (asked for
+   outside the real-time calls: it watches the process that held the side
+   then) or wait on the handle. Set it on the real-time side; the other
+   side needs nothing. A wait on this side may make system calls, and
+   naps as with POLL_ONLY. Not with wait/wake hooks. */
 #define SHARED_RING_REALTIME 4u
 
 /* A numeric option's zero setting (its field's 0 means the default). */
@@ -1111,7 +1113,9 @@ SHARED_RING_API int shared_ring_release(shared_ring_consumer *c);
    died: it will never signal; said once, after a look at what it left
    (watch shared_ring_consumer_peer_fd, or give your loop's sleep a
    timeout and re-arm, to notice a death); after that, arm arms for the
-   next producer, whose attach wakes your loop);
+   next producer, whose attach wakes your loop if it has wake hooks too
+   (a producer without them, or a real-time one, wakes nothing: keep a
+   timeout where one may come);
    ERR_STATE (the handle has no wait hooks; the producer attached last
    has none, so its publishes could not signal the loop; or inside a
    callback); ERR_CORRUPT; ERR_HANDLE. */

@@ -502,9 +502,39 @@ TEST(a_consumer_asleep_when_a_realtime_producer_attaches_is_woken_by_the_attach)
     shared_ring_detach_producer(&second);
 }
 
+/* A real-time side hears a detach from the owner word alone: its consumer
+   reads what was left, then PEER_GONE; its producer, once the ring is
+   full, PEER_GONE rather than FULL for ever. */
+TEST(a_realtime_side_hears_a_detach_from_the_owner_word) {
+    static unsigned char region[4096 + SHARED_RING_HEADER_SIZE] __attribute__((aligned(128)));
+    shared_ring_options rt = SHARED_RING_OPTIONS_INIT;
+    shared_ring_producer p;
+    shared_ring_consumer c;
+    int got = 0, r, writes = 0;
+    rt.flags = SHARED_RING_REALTIME;
+    CHECK_EQ(shared_ring_format(region, sizeof region, 4096, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_producer(&p, region, sizeof region, NULL), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_consumer(&c, region, sizeof region, &rt), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_write_str(&p, "left", 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_detach_producer(&p), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_read_some(&c, count_meter, &got), 1);
+    CHECK_EQ(shared_ring_read_some(&c, count_meter, &got), SHARED_RING_PEER_GONE);
+    CHECK_EQ(shared_ring_detach_consumer(&c), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_format(region, sizeof region, 4096, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_producer(&p, region, sizeof region, &rt), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_consumer(&c, region, sizeof region, NULL), SHARED_RING_OK);
+    while ((r = shared_ring_write_str(&p, "meter", 0)) == SHARED_RING_OK) writes++;
+    CHECK(writes > 0);
+    CHECK_EQ(r, SHARED_RING_FULL); /* a live consumer: FULL */
+    CHECK_EQ(shared_ring_detach_consumer(&c), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_write_str(&p, "meter", 0), SHARED_RING_PEER_GONE);
+    CHECK_EQ(shared_ring_detach_producer(&p), SHARED_RING_OK);
+}
+
 int main(void) {
     setvbuf(stdout, NULL, _IONBF, 0);
     RUN(stats_wakes_counts_the_wake_up_calls_made_and_none_other);
+    RUN(a_realtime_side_hears_a_detach_from_the_owner_word);
     RUN(a_consumer_asleep_when_a_realtime_producer_attaches_is_woken_by_the_attach);
     RUN(a_realtime_thread_makes_no_system_call_against_peer_threads);
     RUN(a_realtime_thread_makes_no_system_call_against_peer_processes);
