@@ -1,14 +1,16 @@
 # Sourced by peers.sh and instructions.sh with $aeron set to an Aeron
 # checkout: copies its C client to a scratch directory outside this project
-# ($work/c; removed on exit), applies the fix of upstream PR #2015 to
-# aeron_spsc_rb.c ($fixed) and refuses a copy that is neither unfixed in the
-# known way nor fixed. Nothing of Aeron's is part of this project.
+# ($work/c; $work is a mktemp directory, removed on exit), applies the fix
+# of upstream PR #2015 to aeron_spsc_rb.c ($fixed) and refuses a copy that
+# is neither unfixed in the known way nor fixed. Nothing of Aeron's is part
+# of this project.
 src="$aeron/aeron-client/src/main/c"
 rb="$src/concurrent/aeron_spsc_rb.c"
 [ -f "$rb" ] || { echo "aeron peer: $rb not found" >&2; exit 2; }
-work=${TMPDIR:-/tmp}/shared_ring_aeron_peer.$$
-trap 'rm -rf "$work"' EXIT
-mkdir -p "$work"
+work=$(mktemp -d "${TMPDIR:-/tmp}/shared_ring_aeron_peer.XXXXXX")
+# A caller with an EXIT trap of its own that removes $work says so
+# (peers.sh); for any other (instructions.sh) this trap removes it.
+[ -n "${caller_removes_work:-}" ] || trap 'rm -rf "$work"' EXIT
 cp -R "$src" "$work/c"
 fixed="$work/c/concurrent/aeron_spsc_rb.c"
 # aeron_spsc_rb_claim_capacity ends with its result; the unfixed copy

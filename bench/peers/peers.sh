@@ -15,9 +15,25 @@ here=$(cd "$(dirname "$0")" && pwd)
 aeron=${1:-}
 reps=${2:-5}
 seconds=${3:-0.4}
-out=${TMPDIR:-/tmp}/shared_ring_peers.$$
-mkdir -p "$out"
-trap 'rm -rf "$out"' EXIT
+# Everything this run leaves goes in the EXIT trap: the build directory,
+# Aeron's copy ($work, from aeron_prepare.sh) and RouDi. Under set -e a
+# failing command in the trap ends it early (a kill of a RouDi already
+# stopped made the script exit 1 and keep $out), so each one is guarded.
+out=$(mktemp -d "${TMPDIR:-/tmp}/shared_ring_peers.XXXXXX")
+roudi=""
+work=""
+cleanup() {
+    if [ -n "$roudi" ]; then
+        kill "$roudi" 2>/dev/null || :
+        wait "$roudi" 2>/dev/null || :
+        roudi=""
+    fi
+    rm -rf "$out" ${work:+"$work"} || :
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+trap 'exit 129' HUP
 cc=${CC:-cc}
 iox_include=$(ls -d /usr/include/iceoryx/v*/ 2>/dev/null | tail -1)
 iceoryx=""
@@ -31,6 +47,7 @@ else
     echo "iceoryx peer: not installed (apt-get install iceoryx libiceoryx-binding-c-dev adds it)"
 fi
 if [ -n "$aeron" ]; then
+    caller_removes_work=1
     . "$here/aeron_prepare.sh" # sets $work (a fixed copy in $work/c) and $fixed
     (cd "$aeron" && git rev-parse --short HEAD 2>/dev/null | sed 's/^/aeron peer: Aeron commit /') || true
     $cc -std=gnu11 -O3 -g -w -D_GNU_SOURCE -DSHARED_RING_SHM $iceoryx -I"$work/c" \
@@ -42,17 +59,19 @@ else
     $cc -std=gnu11 -O3 -g -w -D_GNU_SOURCE -DSHARED_RING_SHM -DNO_AERON $iceoryx \
         -o "$out/processes" "$here/processes.c" "$here/../impl.c" -lpthread $iox_libs
 fi
-roudi=""
 if [ -n "$iceoryx" ]; then
     iox-roudi > "$out/roudi.log" 2>&1 &
     roudi=$!
-    trap 'kill $roudi 2>/dev/null; wait $roudi 2>/dev/null; rm -rf "$out"' EXIT
     sleep 1
 fi
 "$out/processes" "$reps" "$seconds"
 if [ -n "$roudi" ]; then
-    kill "$roudi" 2>/dev/null || true
-    wait "$roudi" 2>/dev/null || true
+    # RouDi stops at SIGTERM; its applications told it when they ended
+    # (processes.c exits them with exit(), not _exit()), so it has none to
+    # kill and removes its own files
+    kill "$roudi" 2>/dev/null || :
+    wait "$roudi" 2>/dev/null || :
+    roudi=""
 fi
 if [ -n "$aeron" ]; then
     echo

@@ -190,6 +190,7 @@ static void produce(run *r) {
     if (pub != NULL) { /* its chunks live as long as it does */
         while (!atomic_load(&r->k->drained)) usleep(1000);
         iox_pub_deinit(pub);
+        exit(0); /* the runtime's destructor tells RouDi this process ended */
     }
 #endif
     _exit(0);
@@ -242,7 +243,10 @@ static void consume_iceoryx(size_t size, control *k) {
     k->bad = c->bad;
     atomic_store(&k->drained, 1);
     iox_sub_deinit(sub);
-    _exit(0);
+    /* exit, not _exit: the runtime's destructor tells RouDi this process
+       ended (and removes its socket in /tmp); RouDi would otherwise try to
+       kill it at its own SIGTERM, fail, and abort without removing its files */
+    exit(0);
 }
 #endif
 

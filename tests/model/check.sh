@@ -44,11 +44,16 @@ verify() {
 }
 
 verify lifecycle pass
-for rule in OLD_CAPTURE OLD_ORDER OLD_RING OLD_DROP NO_JUDGE; do verify lifecycle fail "-D$rule"; done
+for rule in OLD_CAPTURE OLD_ORDER OLD_RING OLD_DROP NO_JUDGE OLD_SEEN; do verify lifecycle fail "-D$rule"; done
 verify wakeup pass
 verify wakeup pass -DFENCELESS
 verify wakeup fail -DFENCELESS -DNO_MEMBARRIER
+# A sleeper that only naps, to a publisher that neither fences nor is
+# reached by its membarrier: no wake-up is owed, so the property is
+# bounded delay (a message in memory is taken within a slice), and the
+# rule that gives it is the slice: without it the model must fail.
 verify wakeup pass -DFENCELESS -DNO_MEMBARRIER -DNAPS
+verify wakeup fail -DFENCELESS -DNO_MEMBARRIER -DNAPS -DNO_SLICE
 verify wakeup fail -DNO_PUBLISH_FENCE
 verify wakeup fail -DNO_RECHECK
 verify wakeup fail -DNO_SLEEPER_FENCE

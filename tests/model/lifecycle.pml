@@ -1,23 +1,34 @@
 /* The lifecycle of a region (docs/protocol.md, "The lifecycle"), as a
-   Promela model for spin. Three processes over one region: a producer P
+   Promela model for spin. Four processes over one region: a producer P
    and a consumer C that both run the documented start-up (prepare, then
-   attach, waiting while the region is not ready) in any order, and R,
-   which restarts the producer once P died. P or C may die between any two
-   of their steps (one death per run), also in the middle of a format: a
-   side still waiting to attach then runs prepare again (its wait times
-   out, as docs/processes.md tells). Each load and each compare-and-swap
-   of a control word is a step of its own. An attach refuses a region its
-   claim finds unformatted. The judge of a word is exact here; the real
-   one counts a process killed between its move and its identity slot
-   alive for good (protocol.md, "The identity slot"), which the model
-   leaves out.
+   attach, waiting while the region is not ready) in any order, and R and
+   RC, which start the producer's and the consumer's programs again once P
+   or C died. P or C may die between any two of their steps (one death per
+   run), also in the middle of a format: a side still waiting to attach
+   then runs prepare again (its wait times out, as docs/processes.md
+   tells). Each load and each compare-and-swap of a control word is a step
+   of its own. An attach refuses a region its claim finds unformatted. The
+   judge of a word is exact here; the real one counts a process killed
+   between its move and its identity slot alive for good (protocol.md,
+   "The identity slot"), which the model leaves out.
+
+   The consumer reads (a message handed over and released at once) or
+   peeks (handed over, released by a later read or at the end), so its
+   peek position can run ahead of read_pos, and it sets close_seen where
+   its peek position reaches the close: records it has not released may
+   still be there. prepare keeps a ring as the code's srng_holds_stream
+   does: a record unreleased at read_pos, whatever close_seen says, or a
+   close no consumer has seen. A consumer that dies with records
+   unreleased leaves them to the next one, which gets them again
+   (at-least-once).
 
    Checked (assertions and end states):
    - no live side is judged gone (C says PEER_GONE only of a producer that
      left or died);
    - no side is taken over, and no ring formatted, while its owner lives;
    - every message published before close is delivered, then CLOSED,
-     never PEER_GONE; a format never drops an unread message;
+     never PEER_GONE; a format never drops an unreleased message or an
+     unseen close;
    - the start-up in any order attaches without an error;
    - C never waits for ever (an end state with C blocked is invalid).
 
@@ -31,7 +42,10 @@
                 when it changed (665abff: defect 2)
    OLD_DROP     prepare formats a ring whose sides are gone even if it
                 holds an unread stream (665abff: defect 9)
-   NO_JUDGE     prepare takes an owner word without judging its owner */
+   NO_JUDGE     prepare takes an owner word without judging its owner
+   OLD_SEEN     prepare judges a closed ring by close_seen alone, even
+                with a record unreleased at read_pos (a consumer that
+                peeked to the close died before it released) */
 
 #define FREE 0
 #define ATTACHED 0
@@ -52,15 +66,15 @@ bool magic;       /* the ring is formatted */
 byte ring;        /* the ring id: a new one at every format */
 byte wpos, rpos;  /* messages published, released */
 bool closed, close_seen;
-bool alive[4];    /* pids 1 (P), 2 (C), 3 (R) */
+bool alive[5];    /* pids 1 (P), 2 (C), 3 (P again), 4 (C again) */
 
 /* ghosts: what the checks compare with */
 byte deaths;
-byte published, delivered;
-bool p_done;           /* P ran to its end */
+byte published, delivered; /* delivered: how far into the ring any consumer handed over */
+bool p_done, c_done;   /* P, C ran to their end */
 byte holder[2];        /* the pid whose handle is attached as that side */
-bool left[4];          /* the process detached */
-bool closed_by[4];     /* the process closed the stream */
+bool left[5];          /* the process detached */
+bool closed_by[5];     /* the process closed the stream */
 
 /* A process may die here, if no one has died yet. */
 inline maybe_die() {
@@ -94,7 +108,11 @@ inline take(s, want, ok, live) {
 }
 
 /* Is a stream there that a consumer has yet to read to its end? */
+#ifdef OLD_SEEN
+#define HOLDS_STREAM (magic && (closed -> !close_seen : rpos < wpos))
+#else
 #define HOLDS_STREAM (magic && (rpos < wpos || (closed && !close_seen)))
+#endif
 
 inline prepare() {
     kept = false;
@@ -125,10 +143,12 @@ inline prepare() {
     if :: !HOLDS_STREAM ->
 #endif
        atomic {
-           /* no format while a side's owner lives, and no unread message dropped */
+           /* no format while a side's owner lives, and no unreleased
+              message or unseen close dropped */
            assert(holder[PROD] == 0 || !alive[holder[PROD]]);
            assert(holder[CONS] == 0 || !alive[holder[CONS]]);
            assert(rpos == wpos || !magic);
+           assert(!closed || close_seen || !magic);
            magic = false
        };
        maybe_die(); /* in the middle of a format: its words judge it dead */
@@ -207,6 +227,12 @@ end: (!alive[1] && !p_done);
     run Producer(3)
 }
 
+/* RC: the consumer's program started again after C died unfinished. */
+proctype RestartConsumer() {
+end: (!alive[2] && !c_done);
+    run Consumer(4)
+}
+
 /* Is the producer's word w news to a consumer that knows `peer`? */
 #ifdef OLD_CAPTURE
 #define NEWS(w) ((w) != peer)
@@ -214,8 +240,9 @@ end: (!alive[1] && !p_done);
 #define NEWS(w) ((IS_ATTACHED(w) && (w) != peer) || (!IS_ATTACHED(w) && peer != 0 && !SAME(w, peer)))
 #endif
 
-proctype Consumer() {
-    byte me = 2, side = CONS, cur, live, my_ring, w, knew, polls;
+proctype Consumer(byte me) {
+    byte side = CONS, cur, live, my_ring, w, knew, polls;
+    byte ppos;      /* the peek position: read_pos or ahead of it */
     byte peer;      /* the owner word of the producer it knows (0: none) */
     bool gone, told, ok, kept;
     alive[me] = true;
@@ -223,25 +250,39 @@ proctype Consumer() {
     prepare();
     maybe_die();
     attach(CONS);
+    ppos = rpos;
+    if :: me != 2 -> polls = 2 :: else -> skip fi; /* C again: waits only (a smaller model) */
     do
     :: maybe_die();
        /* a wait: until the next record, the close, news in the producer's
           word, or the death of the producer it knows; or (a few times) a
           call that does not wait, whatever is there */
        if
-       :: (rpos < wpos || closed || NEWS(owner[PROD]) || (peer != 0 && !alive[PID(peer)] && !told))
+       :: (ppos < wpos || closed || NEWS(owner[PROD]) || (peer != 0 && !alive[PID(peer)] && !told))
        :: polls < 2 -> polls++
+       /* C again, after a stream that ended for good: its wait times out */
+       :: me != 2 && p_done && ppos == wpos && !closed -> goto finished
        fi;
        assert(ring == my_ring); /* never formatted under us */
        if
-       :: rpos < wpos -> atomic { rpos++; delivered++ }; goto next
+       :: ppos < wpos ->
+          atomic { ppos++; if :: ppos > delivered -> delivered = ppos :: else -> skip fi };
+          /* A peek matters to prepare once it can reach the close
+             (close_seen); before the close, an unreleased record is one
+             to keep either way. So C peeks only then, and C again only
+             reads: a smaller model. */
+          if
+          :: rpos = ppos          /* a read: released with what was peeked before it */
+          :: me == 2 && closed    /* a peek */
+          fi;
+          goto next
        :: else -> skip
        fi;
        if
        :: closed ->
           if
-          :: rpos < wpos -> goto next
-          :: else -> close_seen = true;
+          :: ppos < wpos -> goto next
+          :: else -> close_seen = true; /* where the peek position is */
              assert(delivered == published); /* all of it, then CLOSED */
              goto finished
           fi
@@ -270,7 +311,7 @@ proctype Consumer() {
        :: gone && !told ->
 #ifndef OLD_ORDER
           if
-          :: rpos < wpos || closed -> goto next /* what it left is read first */
+          :: ppos < wpos || closed -> goto next /* what it left is read first */
           :: else -> skip
           fi;
 #endif
@@ -283,16 +324,20 @@ proctype Consumer() {
 next: skip
     od;
 finished:
+    maybe_die(); /* before it released what it peeked */
+    rpos = ppos;
     detach(CONS);
+    c_done = true;
 dead: skip
 }
 
 init {
     atomic {
-        alive[1] = true; /* P and C are running from the start; R once P died */
+        alive[1] = true; /* P and C are running from the start; R, RC once P, C died */
         alive[2] = true;
         run Producer(1);
-        run Consumer();
-        run Restart()
+        run Consumer(2);
+        run Restart();
+        run RestartConsumer()
     }
 }
