@@ -3187,15 +3187,17 @@ static int srng_watch_peer(shared_ring_side *s, uint64_t now) {
 }
 
 /* What a call that does not wait learns of its peer: the news of its
-   owner word (one load) and, when a peer fd fired, the death it says
-   (judged). A real-time side takes the owner word's news alone: no poll,
-   no judge, no clock. Returns 1 when the peer is gone. */
+   owner word (one load: a detach, a new peer, judged at the next wait)
+   and, when a peer fd fired, the death it says (judged now). A death
+   without a descriptor only a wait notices. A real-time side polls no
+   descriptor, so it takes the owner word alone: no system call, no
+   clock. Returns 1 when the peer is gone. */
 static int srng_peer_left(shared_ring_side *s) {
     uint64_t owner = srng_owner_load(s->region, srng_peer_id(s));
-    if (s->realtime)
-        srng_note_peer(s, owner, 0);
-    else if (srng_peer_news(s, owner) || srng_peer_exited(s))
+    if (srng_peer_exited(s))
         (void)srng_watch_peer(s, SHARED_RING_NOW_NS());
+    else
+        srng_note_peer(s, owner, 0u);
     return s->peer_gone != 0;
 }
 
