@@ -6,6 +6,7 @@
 #   make soak    unit, liveness and interleaving suites 20 times beside a
 #                loading stress run (SOAK_ROUNDS=n)
 #   make model   the protocol's spin models, and each rule reverted
+#   make mutants each rule of the header reverted must fail a test (tests/mutants.sh)
 #   make matrix  every standard, compiler, architecture and libc we have tools for
 #   make bench   build and run the benchmark (the project's main job)
 #   make instructions [AERON=path]   callgrind: instructions per 64-byte
@@ -188,10 +189,15 @@ $(B)/compile-shm-cpp-everything: tests/compile/use.cpp tests/compile/impl.cpp $(
 	    $(CLANG_EVERYTHING_EXCEPT) -Werror -o $@ \
 	    tests/compile/use.cpp tests/compile/impl.cpp
 
+# The helpers without OS waits (no <errno.h> from the wait section).
+$(B)/compile-shm-no-os-wait: tests/compile/use.c tests/compile/impl.c $(HDR) | $(B)
+	$(CC) -std=c11 -D_GNU_SOURCE -DSHARED_RING_SHM -DSHARED_RING_NO_OS_WAIT $(CFLAGS) $(STRICT) -o $@ \
+	    tests/compile/use.c tests/compile/impl.c
+
 COMPILE_TESTS = compile-c compile-c-O3 compile-c-gnu compile-c-everything compile-cpp \
                 compile-cpp-uses-c-impl compile-static \
                 compile-cpp-strict compile-cpp-everything compile-stats-c compile-stats-cpp \
-                compile-shm-c compile-shm-cpp-strict compile-shm-cpp-everything
+                compile-shm-c compile-shm-cpp-strict compile-shm-cpp-everything compile-shm-no-os-wait
 
 compile-tests: $(addprefix $(B)/,$(COMPILE_TESTS))
 	@for t in $(COMPILE_TESTS); do ./$(B)/$$t || { echo "compile test $$t failed"; exit 1; }; done
@@ -299,6 +305,13 @@ soak: $(B)/unit $(B)/liveness $(B)/interleave $(B)/stress
 model:
 	sh tests/model/check.sh
 
+# Mutation testing: each rule of shared_ring.h reverted on its own
+# (tests/mutants.txt, tests/model/mutants.txt) must fail a fast suite.
+# Not in CI (~11 min); make test runs a smoke of it.
+.PHONY: mutants
+mutants:
+	sh tests/mutants.sh
+
 # ---- the suites -------------------------------------------------------------
 OS_TESTS = $(B)/os_wait $(B)/clock_fail $(B)/mixed_builds $(B)/ulock-ulock_timeouts $(B)/ulock-unit
 # Every suite runs even when one fails; tests/suites.sh ends with one line,
@@ -327,6 +340,7 @@ test: $(B)/unit $(B)/seams $(B)/realtime $(B)/results $(B)/stress $(B)/fenced-st
 	    "./$(B)/liveness" \
 	    "./$(B)/interleave" \
 	    "sh tests/model/check.sh" \
+	    "sh tests/mutants.sh --smoke" \
 	    "./$(B)/shm_trust" \
 	    "./$(B)/kernel_lock" \
 	    "./$(B)/notifier" \

@@ -4,6 +4,25 @@
    every case it leaves to it, in the same call. Built with the
    implementation in tests/impl.c. */
 #define _GNU_SOURCE
+#include <stdint.h>
+#include <string.h>
+
+/* The inline path's fences (__atomic_thread_fence: in this file, where the
+   inline functions are compiled; the implementation's are in tests/impl.c)
+   seen from outside: each is made, and while a test watches, a seq_cst
+   one is counted with the positions it found stored. */
+static const unsigned char *fence_watch; /* the watched region, or NULL */
+static int fences;
+static uint64_t fence_write_pos, fence_read_pos;
+static void fast_fence(int order) {
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (order != __ATOMIC_SEQ_CST || fence_watch == NULL) return;
+    fences++;
+    memcpy(&fence_write_pos, fence_watch + 128, 8);
+    memcpy(&fence_read_pos, fence_watch + 256, 8);
+}
+#define __atomic_thread_fence(order) fast_fence(order)
+
 #include "../shared_ring.h"
 #include "harness.h"
 
@@ -71,6 +90,31 @@ TEST(a_bad_record_after_good_ones_is_err_corrupt_in_the_same_call) {
     CHECK_EQ(shared_ring_read_some(&c, record, &s), SHARED_RING_ERR_CORRUPT);
     CHECK_EQ(s.count, 3); /* the good ones were delivered first */
     CHECK_EQ(shared_ring_read_some(&c, record, &s), SHARED_RING_ERR_CORRUPT); /* sticky */
+}
+
+/* The inline read's own bound: a record must end within one capacity of
+   read_pos, which peeked (unreleased) messages hold back. Here read_pos is
+   504 and peek_pos 1032, in the next lap: a record of 504 bytes there
+   would end at 1536, beyond 1528. */
+TEST(a_record_ending_beyond_a_capacity_past_read_pos_is_err_corrupt_inline_too) {
+    seen s = { 0 };
+    char big[496] = { 0 };
+    shared_ring_message m;
+    uint64_t forged = ((uint64_t)(1032u | 1u) << 32) | 496u, read_pos;
+    int i;
+    setup();
+    CHECK_EQ(shared_ring_write_bytes(&p, big, sizeof big, 0), SHARED_RING_OK); /* [0, 504) */
+    CHECK_EQ(shared_ring_read_some(&c, record, &s), 1);
+    CHECK_EQ(shared_ring_write_bytes(&p, big, sizeof big, 0), SHARED_RING_OK); /* [504, 1008) */
+    for (i = 0; i < 3; i++) /* [1008, 1016), [1016, 1024), [1024, 1032) */
+        CHECK_EQ(shared_ring_write_bytes(&p, "", 0, 0), SHARED_RING_OK);
+    for (i = 0; i < 4; i++) CHECK_EQ(shared_ring_peek(&c, &m), SHARED_RING_OK);
+    memcpy(&read_pos, region + 256, 8);
+    CHECK(read_pos == 504);
+    memcpy(region + SHARED_RING_HEADER_SIZE + 8, &forged, 8);
+    s.count = 0;
+    CHECK_EQ(shared_ring_read_some(&c, record, &s), SHARED_RING_ERR_CORRUPT);
+    CHECK_EQ(s.count, 0);
 }
 
 static int call_back_in(void *user, const void *data, size_t len) {
@@ -270,10 +314,64 @@ TEST(a_write_and_a_commit_go_inline_with_a_fence_or_without) {
     CHECK_EQ(s.lens[2], 5);
 }
 
+static void watch_fences(void) {
+    fences = 0;
+    fence_write_pos = fence_read_pos = UINT64_MAX;
+    fence_watch = region;
+}
+
+TEST(an_inline_write_fences_after_storing_write_pos_unless_the_consumer_is_fenceless) {
+    uint64_t write_pos;
+    setup();
+    CHECK_EQ(shared_ring_write_bytes(&p, "first", 5, 0), SHARED_RING_OK); /* answers the attach */
+    watch_fences();
+    CHECK_EQ(shared_ring_write_bytes(&p, "second", 6, 0), SHARED_RING_OK);
+    fence_watch = NULL;
+    memcpy(&write_pos, region + 128, 8);
+    if (p.s.fenceless) {
+        CHECK_EQ(fences, 0); /* the consumer's membarrier fences for it */
+    } else {
+        CHECK_EQ(fences, 1);
+        CHECK(fence_write_pos == write_pos);
+    }
+}
+
+TEST(an_inline_read_fences_after_storing_read_pos_unless_the_producer_is_fenceless) {
+    seen s = { 0 };
+    uint64_t read_pos;
+    setup();
+    CHECK_EQ(shared_ring_write_bytes(&p, "x", 1, 0), SHARED_RING_OK);
+    watch_fences();
+    CHECK_EQ(shared_ring_read_some(&c, record, &s), 1);
+    fence_watch = NULL;
+    memcpy(&read_pos, region + 256, 8);
+    CHECK(read_pos != 0);
+    if (c.s.fenceless) {
+        CHECK_EQ(fences, 0);
+    } else {
+        CHECK_EQ(fences, 1);
+        CHECK(fence_read_pos == read_pos);
+    }
+}
+
+/* The cork took the handle out of direct publishing; its uncork, with
+   nothing to publish, puts it back: no fence per message for nothing. */
+TEST(an_empty_cork_leaves_inline_writes_to_a_fenceless_consumer_unfenced) {
+    setup();
+    CHECK_EQ(shared_ring_write_bytes(&p, "first", 5, 0), SHARED_RING_OK); /* answers the attach */
+    CHECK_EQ(shared_ring_cork(&p), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_uncork(&p), SHARED_RING_OK);
+    watch_fences();
+    CHECK_EQ(shared_ring_write_bytes(&p, "second", 6, 0), SHARED_RING_OK);
+    fence_watch = NULL;
+    if (p.s.fenceless) CHECK_EQ(fences, 0);
+}
+
 int main(void) {
     alarm(60);
     RUN(a_batch_that_crosses_the_lap_end_is_read_in_one_call);
     RUN(a_bad_record_after_good_ones_is_err_corrupt_in_the_same_call);
+    RUN(a_record_ending_beyond_a_capacity_past_read_pos_is_err_corrupt_inline_too);
     RUN(a_callback_that_calls_back_into_its_handle_gets_err_state);
     RUN(a_callback_that_says_stop_ends_the_batch_and_the_rest_comes_next);
     RUN(fast_writes_and_reads_are_counted_in_the_stats);
@@ -287,5 +385,8 @@ int main(void) {
     RUN(a_fast_commit_longer_than_the_claim_is_too_big_and_keeps_the_claim);
     RUN(a_commit_after_the_ring_was_found_corrupt_is_refused);
     RUN(a_claim_in_a_cork_is_committed_by_the_implementation_and_published_at_uncork);
+    RUN(an_inline_write_fences_after_storing_write_pos_unless_the_consumer_is_fenceless);
+    RUN(an_inline_read_fences_after_storing_read_pos_unless_the_producer_is_fenceless);
+    RUN(an_empty_cork_leaves_inline_writes_to_a_fenceless_consumer_unfenced);
     return harness_summary("fast path");
 }

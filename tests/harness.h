@@ -1,9 +1,12 @@
 /* Minimal test harness: TEST(name) defines a test, RUN(name) runs it, and
-   harness_summary() prints "N passed, N failed" and gives the exit status. */
+   harness_summary() prints "N passed, N failed" and gives the exit status.
+   With HARNESS_FAIL_FAST in the environment the program exits at the first
+   failed test (tests/mutants.sh: one failure decides, the rest is time). */
 #ifndef TESTS_HARNESS_H
 #define TESTS_HARNESS_H
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int harness_passed, harness_failed, harness_current_failed;
@@ -39,6 +42,7 @@ static void harness_run(const char *name, void (*fn)(void)) {
     if (harness_current_failed) {
         harness_failed++;
         fprintf(stderr, "FAIL %s\n", name);
+        if (getenv("HARNESS_FAIL_FAST") != NULL) exit(1);
     } else {
         harness_passed++;
     }

@@ -216,6 +216,19 @@ TEST(second_consumer_while_the_first_process_lives_gets_busy) {
     reap(first);
 }
 
+/* TAKE_BACK is for a handle this process lost, not a way past a live
+   owner in another process. */
+TEST(take_back_does_not_take_a_side_another_live_process_holds) {
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
+    shared_ring_producer p;
+    pid_t first;
+    o.flags = SHARED_RING_TAKE_BACK;
+    fresh_region();
+    first = child_attached_as(1);
+    CHECK_EQ(shared_ring_attach_producer(&p, region, size, &o), SHARED_RING_ERR_BUSY);
+    reap(first);
+}
+
 TEST(a_dead_producers_side_is_taken_over) {
     shared_ring_producer p;
     shared_ring_owners o;
@@ -841,6 +854,32 @@ TEST(a_child_forked_after_attach_may_not_close_or_detach_the_parents_side) {
     CHECK_EQ(shared_ring_detach_producer(&p), SHARED_RING_OK);
 }
 
+/* The parent's handle names a word that is no longer the side's: its
+   detach gives back only its own word, never the child's. */
+TEST(a_parent_that_detaches_after_its_child_adopted_the_side_leaves_it_to_the_child) {
+    shared_ring_producer p;
+    shared_ring_owners owners;
+    int adopted[2];
+    char ok = 0;
+    pid_t child;
+    fresh_region();
+    CHECK_EQ(shared_ring_attach_producer(&p, region, size, NULL), SHARED_RING_OK);
+    if (pipe(adopted) != 0) abort();
+    child = harness_fork();
+    if (child == 0) {
+        ok = shared_ring_adopt_producer(&p) == SHARED_RING_OK;
+        if (write(adopted[1], &ok, 1) != 1) _exit(2);
+        for (;;) pause();
+    }
+    CHECK(read(adopted[0], &ok, 1) == 1 && ok);
+    close(adopted[0]);
+    close(adopted[1]);
+    CHECK_EQ(shared_ring_detach_producer(&p), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_owners_of(region, size, &owners), SHARED_RING_OK);
+    CHECK_EQ(owners.producer.pid, (uint32_t)child);
+    reap(child);
+}
+
 TEST(a_child_that_adopts_the_handle_keeps_the_side_after_its_parent_exits) {
     enum { MESSAGES = 2000 };
     shared_ring_consumer c;
@@ -1053,6 +1092,7 @@ int main(int argc, char **argv) {
     RUN(a_closed_stream_says_closed_not_peer_gone_after_the_producer_exits);
     RUN(second_producer_while_the_first_process_lives_gets_busy);
     RUN(second_consumer_while_the_first_process_lives_gets_busy);
+    RUN(take_back_does_not_take_a_side_another_live_process_holds);
     RUN(a_dead_producers_side_is_taken_over);
     RUN(a_dead_consumers_side_is_taken_over);
     RUN(a_live_pid_with_another_start_time_is_a_reused_pid_and_taken_over);
@@ -1078,6 +1118,7 @@ int main(int argc, char **argv) {
     RUN(a_dead_owner_with_the_checkers_own_pid_is_gone);
     RUN(a_wait_after_a_new_producer_attached_does_not_say_peer_gone);
     RUN(a_child_forked_after_attach_may_not_close_or_detach_the_parents_side);
+    RUN(a_parent_that_detaches_after_its_child_adopted_the_side_leaves_it_to_the_child);
     RUN(a_child_that_adopts_the_handle_keeps_the_side_after_its_parent_exits);
     RUN(an_epoll_loop_hears_of_the_producers_death_through_its_peer_fd_without_a_timer);
     RUN(a_producer_in_an_event_loop_hears_of_the_consumers_death_through_its_peer_fd);

@@ -2,9 +2,52 @@
 #define _GNU_SOURCE                   /* syscall() for the membarrier query */
 #ifndef TESTS_EXTERNAL_IMPLEMENTATION /* else linked from a C++ build */
 #define SHARED_RING_IMPLEMENTATION
+/* The implementation's fences (SRNG_FENCE: atomic_thread_fence), seen
+   from outside: in this file each goes through unit_fence, which makes it
+   and, for a seq_cst one, calls fence_probe (NULL: none). A test can then
+   check what was already stored when a fence was made. Nothing else could
+   tell a missing fence from a present one: the reordering it forbids is
+   too rare on one machine to wait for. (The inline fast path's fences are
+   builtins: tests/fast_path.c sees those.) */
+#include <stdatomic.h>
+#include <stddef.h>
+#define UNIT_SEES_FENCES 1
+static void (*fence_probe)(void);
+static void unit_fence(memory_order order) {
+    atomic_thread_fence(order);
+    if (order == memory_order_seq_cst && fence_probe != NULL) fence_probe();
+}
+#undef atomic_thread_fence
+#define atomic_thread_fence(order) unit_fence(order)
+/* A scheduling point at each load and store of a control word
+   (SRNG_SCHED_POINT, as tests/interleave.c and tests/seams.c use them): a
+   test may run one step of "the other side" there, so that a race is
+   forced, not sampled (at_point, below). */
+static void unit_point(const char *what);
+#define SRNG_SCHED_POINT(what) unit_point(what)
+#define UNIT_HAS_POINTS 1
 #endif
 #include "../shared_ring.h"
 #include "harness.h"
+
+#ifdef UNIT_HAS_POINTS
+/* At the skip+1-th pass through the point named `at`, `step` runs once
+   (disarmed first: what it calls passes points too). */
+static const char *point_at;
+static int point_skip;
+static void (*point_step)(void);
+static void unit_point(const char *what) {
+    void (*step)(void) = point_step;
+    if (step == NULL || strcmp(what, point_at) != 0 || point_skip-- > 0) return;
+    point_step = NULL;
+    step();
+}
+static void at_point(const char *at, int skip, void (*step)(void)) {
+    point_at = at;
+    point_skip = skip;
+    point_step = step;
+}
+#endif
 
 #include <pthread.h>
 #include <stdalign.h>
@@ -343,6 +386,21 @@ TEST(positions_and_records_live_at_the_documented_offsets) {
     CHECK_EQ(region_u64(256), 24); /* read_pos */
     CHECK_EQ(shared_ring_close(&prod), SHARED_RING_OK);
     CHECK_EQ(region_u32(524), 1); /* closed */
+}
+
+/* Where the next record will go the consumer must find 0, never a tag:
+   every write path zeroes the word after its record before it publishes
+   (setup fills the region with 0xAB, as an earlier lap would leave it). */
+TEST(every_write_path_zeroes_the_word_after_its_record) {
+    setup(1024, 0);
+    CHECK_EQ(shared_ring_write_bytes(&prod, "abc", 3, 0), SHARED_RING_OK); /* inline: [0, 16) */
+    CHECK_EQ(region_u64(SHARED_RING_HEADER_SIZE + 16), 0);
+    CHECK_EQ(shared_ring_write(&prod, 16, fill_hello, NULL, 0), SHARED_RING_OK); /* [16, 32) */
+    CHECK_EQ(region_u64(SHARED_RING_HEADER_SIZE + 32), 0);
+    CHECK_EQ(shared_ring_cork(&prod), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_write_bytes(&prod, "abc", 3, 0), SHARED_RING_OK); /* held: [32, 48) */
+    CHECK_EQ(region_u64(SHARED_RING_HEADER_SIZE + 48), 0);
+    CHECK_EQ(shared_ring_uncork(&prod), SHARED_RING_OK);
 }
 
 TEST(attach_to_a_zeroed_region_says_not_formatted_yet) {
@@ -1218,6 +1276,48 @@ TEST(wait_hooks_replace_the_os_primitives) {
     CHECK(__atomic_load_n(&wait_hook_calls, __ATOMIC_RELAXED) >= 1);
 }
 
+/* The producer's wait hook plays the consumer: each sleep, it reads one
+   message, by the inline read and by the implementation's in turn, and
+   notes how many wake-ups the consumer has made. */
+static int room_sleeps;
+static uint64_t room_wakes[16];
+static void wait_reading_one_message(void *user, void *addr, uint32_t expected,
+                                     uint64_t timeout_ns) {
+    shared_ring_stats st = { 0 };
+    seen s;
+    (void)user, (void)addr, (void)expected, (void)timeout_ns;
+    memset(&s, 0, sizeof s);
+    s.stop_after = 1;
+    if (room_sleeps % 2 == 0)
+        CHECK_EQ(shared_ring_read_some(&cons, record_message, &s), 1);
+    else
+        CHECK_EQ((shared_ring_read_some)(&cons, record_message, &s), 1);
+    CHECK_EQ(shared_ring_consumer_stats(&cons, &st), SHARED_RING_OK);
+    if (room_sleeps < 16) room_wakes[room_sleeps] = st.wakes;
+    room_sleeps++;
+}
+
+/* resume_percent 50: 512 of 1024 bytes. Each earlier wake-up would only
+   have the producer find too little room and sleep again. */
+TEST(a_producer_asleep_for_room_is_woken_only_by_the_release_that_frees_its_threshold) {
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
+    char buf[56] = { 0 };
+    int i;
+    o.spin_ns = SHARED_RING_OFF;
+    o.recheck_ns = SHARED_RING_OFF;
+    o.wait = wait_reading_one_message;
+    o.wake = counting_wake;
+    setup_opt(1024, 0, &o);
+    while (shared_ring_write_bytes(&prod, buf, sizeof buf, 0) == SHARED_RING_OK) {
+    } /* 15 records of 64 bytes: [0, 960) */
+    room_sleeps = 0;
+    CHECK_EQ(shared_ring_write_bytes(&prod, buf, sizeof buf, 10000000000u), SHARED_RING_OK);
+    /* read_pos had to reach 448 (960 + 512 - 1024): 7 reads, one a sleep */
+    CHECK_EQ(room_sleeps, 7);
+    for (i = 0; i < 6; i++) CHECK_EQ(room_wakes[i], 0);
+    CHECK_EQ(room_wakes[6], 1);
+}
+
 TEST(functions_reject_unattached_and_wrong_side_handles) {
     shared_ring_producer zero_p;
     shared_ring_consumer zero_c;
@@ -1414,6 +1514,29 @@ TEST(attach_rejects_more_published_records_than_the_ring_holds) {
        never leaves less than 8 bytes free. */
     for (pos = 0; pos < 256; pos += 8)
         set_region_u64(SHARED_RING_HEADER_SIZE + pos, (uint64_t)(pos | 1) << 32 | 0);
+    CHECK_EQ(shared_ring_attach_producer(&prod, region, region_bytes, taking_back()),
+             SHARED_RING_ERR_CORRUPT);
+}
+
+/* A published record of a 256-byte ring forged at `pos`. */
+static void forge_header_256(uint64_t pos, uint32_t len) {
+    set_region_u64(SHARED_RING_HEADER_SIZE + (pos & 255u), (uint64_t)(uint32_t)(pos | 1u) << 32 | len);
+}
+
+/* write_pos may lag read_pos (it is stored after the header that
+   publishes), so a walk that went more than a capacity past write_pos,
+   over records that overlap its own first ones, could still end within a
+   capacity of read_pos: the walk itself stops a capacity past write_pos. */
+TEST(attach_rejects_published_records_reaching_more_than_a_capacity_past_write_pos) {
+    setup(256, 0);
+    set_region_u64(128, 128); /* write_pos */
+    set_region_u64(256, 256); /* read_pos, ahead of it */
+    forge_header_256(128, 56); /* [128, 192) */
+    forge_header_256(192, 56); /* [192, 256) */
+    forge_header_256(256, 56); /* [256, 320) */
+    forge_header_256(320, 24); /* [320, 352) */
+    forge_header_256(352, 56); /* [352, 416): past 384, a capacity from write_pos */
+    forge_header_256(416, 24); /* [416, 448): the next slot holds 192's header */
     CHECK_EQ(shared_ring_attach_producer(&prod, region, region_bytes, taking_back()),
              SHARED_RING_ERR_CORRUPT);
 }
@@ -2011,6 +2134,16 @@ TEST(misaligned_write_pos_is_corrupt) {
     CHECK_EQ(drain(&s), SHARED_RING_ERR_CORRUPT);
 }
 
+/* Behind peek_pos too, where no record is looked for. */
+TEST(a_misaligned_write_pos_behind_the_reader_is_corrupt) {
+    seen s;
+    setup(1024, 0);
+    CHECK_EQ(shared_ring_write_bytes(&prod, "abc", 3, 0), SHARED_RING_OK); /* [0, 16) */
+    CHECK_EQ(drain(&s), 1);
+    set_region_u64(128, 12);
+    CHECK_EQ(shared_ring_wait(&cons, 0), SHARED_RING_ERR_CORRUPT);
+}
+
 TEST(write_pos_moving_backwards_is_corrupt) {
     seen s;
     setup(1024, 0);
@@ -2221,6 +2354,55 @@ TEST(record_crossing_the_end_of_the_data_area_is_corrupt) {
     CHECK_EQ(s.count, 1); /* the good one first */
 }
 
+/* The wait judges the record at peek_pos by the read's rules (its own
+   copy of them: srng_record_at), so that it neither says "ready" for a
+   record the read refuses nor "nothing" for one the read calls corrupt. */
+TEST(a_wait_calls_corrupt_each_record_a_read_calls_corrupt) {
+    seen s;
+    char big[496] = { 0 }, buf[56] = { 0 };
+    shared_ring_message m;
+    int i;
+    /* a length over max_message */
+    setup(1024, 64);
+    CHECK_EQ(shared_ring_write_bytes(&prod, "abc", 3, 0), SHARED_RING_OK);
+    set_region_u32(SHARED_RING_HEADER_SIZE, 65);
+    CHECK_EQ(shared_ring_wait(&cons, 0), SHARED_RING_ERR_CORRUPT);
+    /* padding at offset 0 */
+    setup(1024, 0);
+    CHECK_EQ(shared_ring_write_bytes(&prod, "abc", 3, 0), SHARED_RING_OK);
+    set_region_u32(SHARED_RING_HEADER_SIZE, 0xFFFFFFFFu);
+    CHECK_EQ(shared_ring_wait(&cons, 0), SHARED_RING_ERR_CORRUPT);
+    /* a record crossing the end of the data area */
+    setup(256, 0);
+    for (i = 0; i < 3; i++) CHECK_EQ(shared_ring_write_bytes(&prod, buf, sizeof buf, 0), SHARED_RING_OK);
+    CHECK_EQ(drain(&s), 3);                                                 /* read_pos 192 */
+    CHECK_EQ(shared_ring_write_bytes(&prod, "x", 1, 0), SHARED_RING_OK);    /* [192, 208) */
+    CHECK_EQ(shared_ring_write_bytes(&prod, "0123456789", 10, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_peek(&cons, &m), SHARED_RING_OK);                  /* the "x" */
+    set_region_u32(SHARED_RING_HEADER_SIZE + 208, 100);                     /* 112 > 48 left */
+    CHECK_EQ(shared_ring_wait(&cons, 0), SHARED_RING_ERR_CORRUPT);
+    /* a filler that reaches the lap end (write_pos not past it yet: it is
+       stored after the header) */
+    setup_256_at(0);
+    set_region_u64(SHARED_RING_HEADER_SIZE + 200, (uint64_t)(200u | 1u) << 32 | 0xFFFFFFF7u);
+    set_region_u64(128, 200);
+    set_region_u64(256, 200);
+    CHECK_EQ(shared_ring_attach_consumer(&cons, region, region_bytes, taking_back()), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_wait(&cons, 0), SHARED_RING_ERR_CORRUPT);
+    /* a record ending more than a capacity past read_pos: peeked up to
+       1032 in the next lap, read_pos 504, a record of 504 bytes at 1032 */
+    setup(1024, 0);
+    CHECK_EQ(shared_ring_write_bytes(&prod, big, sizeof big, 0), SHARED_RING_OK); /* [0, 504) */
+    CHECK_EQ(drain(&s), 1);
+    CHECK_EQ(shared_ring_write_bytes(&prod, big, sizeof big, 0), SHARED_RING_OK); /* [504, 1008) */
+    for (i = 0; i < 3; i++) /* [1008, 1016), [1016, 1024), [1024, 1032) */
+        CHECK_EQ(shared_ring_write_bytes(&prod, "", 0, 0), SHARED_RING_OK);
+    for (i = 0; i < 4; i++) CHECK_EQ(shared_ring_peek(&cons, &m), SHARED_RING_OK);
+    CHECK_EQ(region_u64(256), 504);
+    set_region_u64(SHARED_RING_HEADER_SIZE + 8, (uint64_t)(1032u | 1u) << 32 | 496u);
+    CHECK_EQ(shared_ring_wait(&cons, 0), SHARED_RING_ERR_CORRUPT);
+}
+
 TEST(padding_at_offset_zero_is_corrupt) {
     seen s;
     setup(1024, 0);
@@ -2266,6 +2448,21 @@ TEST(producer_rejects_read_pos_ahead_of_write_pos) {
     set_region_u64(256, 4096);
     CHECK_EQ(shared_ring_write_bytes(&prod, buf, 56, 0), SHARED_RING_ERR_CORRUPT);
     CHECK_EQ(shared_ring_write_bytes(&prod, buf, 1, 0), SHARED_RING_ERR_CORRUPT);
+}
+
+/* Within a capacity of what was published, yet behind what the producer
+   already read there: only a hostile consumer moves read_pos back. */
+TEST(producer_rejects_read_pos_moving_backwards) {
+    char buf[56] = { 0 };
+    seen s;
+    setup(256, 0);
+    while (shared_ring_write_bytes(&prod, buf, sizeof buf, 0) == SHARED_RING_OK) {
+    }
+    CHECK_EQ(drain(&s), 3); /* read_pos 192 */
+    while (shared_ring_write_bytes(&prod, buf, sizeof buf, 0) == SHARED_RING_OK) {
+    } /* FULL again, having read read_pos 192 */
+    set_region_u64(256, 128);
+    CHECK_EQ(shared_ring_write_bytes(&prod, buf, sizeof buf, 0), SHARED_RING_ERR_CORRUPT);
 }
 
 TEST(header_changed_after_attach_does_not_move_the_bounds) {
@@ -2330,6 +2527,212 @@ TEST(a_sleeper_that_is_not_the_publishers_fenceless_peer_looks_again_every_slice
     CHECK(took < 2000000000u);
 }
 
+/* A producer that attached since the consumer last chose (no publish of
+   it has asked the consumer to choose yet): the consumer chooses for it
+   before it sleeps, so that a wait of that producer's is promised its
+   wake-up without slices. */
+TEST(a_consumer_about_to_sleep_chooses_its_barrier_for_a_producer_that_attached_since) {
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
+    seen s;
+    o.spin_ns = SHARED_RING_OFF;
+    setup_opt(1024, 0, &o);
+    CHECK_EQ(shared_ring_write_bytes(&prod, "a", 1, 0), SHARED_RING_OK);
+    CHECK_EQ(drain(&s), 1);
+    if (!kernel_has_private_expedited_membarrier()) return; /* it fences for anyone */
+    CHECK_EQ(region_u64(408), region_u64(648)); /* fenceless for the first producer */
+    CHECK_EQ(shared_ring_detach_producer(&prod), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_producer(&prod, region, region_bytes, &o), SHARED_RING_OK);
+    CHECK(region_u64(408) != region_u64(648));
+    CHECK_EQ(shared_ring_wait(&cons, 1000000u), SHARED_RING_TIMEOUT); /* 1 ms */
+    CHECK_EQ(region_u64(408), region_u64(648));
+}
+
+/* ---- the fences of the sleep/wake pairing --------------------------------
+   Each side stores (its position, or its "I sleep"), fences, then loads
+   the other's word (Dekker): either the sleeper sees the publish or the
+   publisher sees the sleeper. The fence probe tells what each seq_cst
+   fence found already stored. */
+#ifdef UNIT_SEES_FENCES
+static int fences_seen, announced_fence, sleeps_seen, sleeps_after_a_fence;
+static uint64_t fence_saw; /* the word probe_word_at watches, at the last fence */
+static size_t probe_word_at;
+static void probe_word(void) {
+    fences_seen++;
+    fence_saw = region_u64(probe_word_at);
+}
+/* Starts watching the region's 64-bit word at `off`. */
+static void watch_fences(size_t off) {
+    fences_seen = 0;
+    fence_saw = UINT64_MAX;
+    probe_word_at = off;
+    fence_probe = probe_word;
+}
+
+static void probe_consumer_announced(void) {
+    if (region_u32(384) == 1u) announced_fence = 1; /* consumer_sleeping */
+}
+static void wait_noting_fences(void *user, void *addr, uint32_t expected, uint64_t timeout_ns) {
+    (void)user, (void)addr, (void)expected, (void)timeout_ns;
+    sleeps_seen++;
+    sleeps_after_a_fence += announced_fence;
+    announced_fence = 0;
+}
+
+TEST(a_side_about_to_sleep_fences_after_announcing_itself) {
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
+    o.spin_ns = SHARED_RING_OFF;
+    o.wait = wait_noting_fences; /* returns at once: the wait sleeps again */
+    o.wake = counting_wake;
+    setup_opt(1024, 0, &o);
+    sleeps_seen = sleeps_after_a_fence = announced_fence = 0;
+    fence_probe = probe_consumer_announced;
+    CHECK_EQ(shared_ring_wait(&cons, 2000000u), SHARED_RING_TIMEOUT);
+    fence_probe = NULL;
+    CHECK(sleeps_seen >= 1);
+    CHECK_EQ(sleeps_after_a_fence, sleeps_seen); /* each sleep: its own fence */
+}
+
+#if defined(__linux__) && !defined(__APPLE__)
+/* The peer's owner word names the parent process: a live peer the kernel
+   does not place in this one, so the side that chooses next fences. */
+static void peer_in_another_process(unsigned id_off) {
+    harness_fake_owner(region, id_off, (uint64_t)getppid());
+}
+
+TEST(a_producer_fences_after_publishing_to_a_consumer_in_another_process) {
+    setup(1024, 0);
+    CHECK_EQ(shared_ring_detach_producer(&prod), SHARED_RING_OK);
+    peer_in_another_process(768);
+    CHECK_EQ(shared_ring_attach_producer(&prod, region, region_bytes, NULL), SHARED_RING_OK);
+    CHECK_EQ(region_u64(536), 0); /* fenceless for nobody: it fences */
+    watch_fences(128);            /* write_pos */
+    CHECK_EQ(shared_ring_write(&prod, 16, fill_hello, NULL, 0), SHARED_RING_OK);
+    fence_probe = NULL;
+    CHECK(region_u64(128) != 0);
+    CHECK_EQ(fence_saw, region_u64(128)); /* fenced with write_pos stored */
+}
+
+TEST(a_consumer_fences_after_releasing_to_a_producer_in_another_process) {
+    seen s;
+    memset(&s, 0, sizeof s);
+    setup(1024, 0);
+    CHECK_EQ(shared_ring_detach_consumer(&cons), SHARED_RING_OK);
+    peer_in_another_process(640);
+    CHECK_EQ(shared_ring_attach_consumer(&cons, region, region_bytes, NULL), SHARED_RING_OK);
+    CHECK_EQ(region_u64(408), 0); /* fenceless for nobody: it fences */
+    CHECK_EQ(shared_ring_write_bytes(&prod, "x", 1, 0), SHARED_RING_OK);
+    watch_fences(256); /* read_pos */
+    CHECK_EQ(shared_ring_read(&cons, record_message, &s, 0), 1);
+    fence_probe = NULL;
+    CHECK(region_u64(256) != 0);
+    CHECK_EQ(fence_saw, region_u64(256)); /* fenced with read_pos stored */
+}
+#endif
+
+/* The producer attached first (fenceless for nobody); the consumer's
+   attach left "look at me" (2) in its word, which the first write
+   answers by choosing again. */
+TEST(a_side_that_chooses_its_barrier_anew_fences_after_saying_so) {
+    setup(1024, 0);
+    CHECK_EQ(region_u32(384), 2u);
+    watch_fences(536); /* the producer's fenceless_for */
+    CHECK_EQ(shared_ring_write_bytes(&prod, "x", 1, 0), SHARED_RING_OK);
+    fence_probe = NULL;
+    CHECK_EQ(region_u32(384), 0u); /* answered */
+    CHECK(fences_seen >= 1);
+    CHECK_EQ(fence_saw, region_u64(536));
+}
+#endif
+
+/* ---- second looks ---------------------------------------------------------
+   What changes between a side's look and the step after it is looked at
+   again. Each test makes the other side move at that very point (a
+   scheduling point), then checks the look was made. */
+#ifdef UNIT_HAS_POINTS
+static void publish_m(void) { CHECK_EQ(shared_ring_write_bytes(&prod, "m", 1, 0), SHARED_RING_OK); }
+static void detach_the_producer(void) { CHECK_EQ(shared_ring_detach_producer(&prod), SHARED_RING_OK); }
+
+/* Spin off, recheck off, wait hooks that count the sleeps (and return
+   after 0.1 ms: a missed look costs a counted sleep, not a timeout). */
+static void setup_counting_sleeps(void) {
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
+    o.spin_ns = SHARED_RING_OFF;
+    o.recheck_ns = SHARED_RING_OFF;
+    o.wait = counting_wait;
+    o.wake = counting_wake;
+    setup_opt(1024, 0, &o);
+}
+
+/* The wait's look at the producer's owner word comes before its
+   announcement: a publish there saw no sleeper to wake. */
+TEST(a_message_published_just_before_the_consumer_announces_its_sleep_is_found_without_sleeping) {
+    shared_ring_stats st = { 0 };
+    setup_counting_sleeps();
+    at_point("load owner", 0, publish_m);
+    CHECK_EQ(shared_ring_wait(&cons, 1000000000u), SHARED_RING_OK);
+    point_step = NULL;
+    CHECK_EQ(shared_ring_consumer_stats(&cons, &st), SHARED_RING_OK);
+    CHECK_EQ(st.sleeps, 0);
+}
+
+/* Its wake-up, if it made one, found no one announced. */
+TEST(a_producer_that_detaches_just_before_the_consumer_announces_its_sleep_is_gone_without_a_sleep) {
+    shared_ring_stats st = { 0 };
+    setup_counting_sleeps();
+    at_point("load owner", 0, detach_the_producer);
+    CHECK_EQ(shared_ring_wait(&cons, 1000000000u), SHARED_RING_PEER_GONE);
+    point_step = NULL;
+    CHECK_EQ(shared_ring_consumer_stats(&cons, &st), SHARED_RING_OK);
+    CHECK_EQ(st.sleeps, 0);
+}
+
+/* A wake-up that comes as the time runs out: the sleep returns after the
+   timeout, with the message there. */
+static void wait_publishing_then_oversleeping(void *user, void *addr, uint32_t expected,
+                                             uint64_t timeout_ns) {
+    uint64_t ns = timeout_ns + 2000000u;
+    (void)user, (void)addr, (void)expected;
+    CHECK_EQ(shared_ring_write_bytes(&prod, "late", 4, 0), SHARED_RING_OK);
+    nanosleep(&(struct timespec){ (time_t)(ns / 1000000000u), (long)(ns % 1000000000u) }, NULL);
+}
+
+TEST(a_message_that_arrives_during_the_last_sleep_of_a_timed_wait_is_found_not_timed_out) {
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
+    o.spin_ns = SHARED_RING_OFF;
+    o.recheck_ns = SHARED_RING_OFF;
+    o.wait = wait_publishing_then_oversleeping;
+    o.wake = counting_wake;
+    setup_opt(1024, 0, &o);
+    CHECK_EQ(shared_ring_wait(&cons, 5000000u), SHARED_RING_OK); /* 5 ms */
+}
+
+/* check_empty reads `closed`, then write_pos, then looks at the records
+   again: a message published between its two reads moves write_pos past
+   a position it looked at empty. (The first pass through "load closed"
+   is the wait's cheap look, which stops at closed == 0.) */
+TEST(a_message_published_while_the_consumer_reads_closed_and_write_pos_is_no_corruption) {
+    setup(1024, 0);
+    at_point("load closed", 1, publish_m);
+    CHECK_EQ(shared_ring_wait(&cons, 0), SHARED_RING_OK);
+    CHECK(point_step == NULL); /* the publish came where it was meant to */
+    point_step = NULL;
+}
+
+static void publish_m_and_a_write_pos_beyond_a_capacity(void) {
+    publish_m();
+    set_region_u64(128, 4096);
+}
+
+/* The same point, a hostile producer: the message it published there does
+   not make its write_pos possible. */
+TEST(a_write_pos_beyond_a_capacity_is_corrupt_even_with_a_message_to_read) {
+    setup(1024, 0);
+    at_point("load closed", 1, publish_m_and_a_write_pos_beyond_a_capacity);
+    CHECK_EQ(shared_ring_wait(&cons, 0), SHARED_RING_ERR_CORRUPT);
+    CHECK(point_step == NULL);
+    point_step = NULL;
+}
+#endif
 
 static void *write_z_after_20ms(void *arg) {
     (void)arg;
@@ -2438,7 +2841,7 @@ TEST(unknown_attach_flags_are_refused) {
     shared_ring_options o = SHARED_RING_OPTIONS_INIT;
     setup(1024, 0);
     CHECK_EQ(shared_ring_detach_producer(&prod), SHARED_RING_OK);
-    o.flags = 4u; /* above TAKE_BACK (1) and POLL_ONLY (2) */
+    o.flags = 8u; /* above TAKE_BACK (1), POLL_ONLY (2) and REALTIME (4) */
     CHECK_EQ(shared_ring_attach_producer(&prod, region, region_bytes, &o), SHARED_RING_ERR_ARG);
 }
 
@@ -3314,6 +3717,67 @@ TEST(attach_wait_attaches_once_another_thread_formats) {
     pthread_join(t, NULL);
 }
 
+/* ---- owner words and formats, at the point where another side moves --------- */
+#ifdef UNIT_HAS_POINTS
+/* After the claim (CLAIMING), before the move to ATTACHED. */
+static void another_process_takes_the_consumers_word(void) {
+    set_region_u64(768, 1u); /* pid 1's, attached */
+}
+
+TEST(an_attach_whose_claim_is_taken_from_under_it_is_busy_and_leaves_the_word_to_the_taker) {
+    setup(1024, 0);
+    CHECK_EQ(shared_ring_detach_consumer(&cons), SHARED_RING_OK);
+    at_point("load ring id", 0, another_process_takes_the_consumers_word);
+    CHECK_EQ(shared_ring_attach_consumer(&cons, region, region_bytes, NULL), SHARED_RING_ERR_BUSY);
+    CHECK(point_step == NULL);
+    point_step = NULL;
+    CHECK_EQ(region_u64(768), 1u);
+}
+
+static int attached_meanwhile;
+static void attach_a_second_consumer(void) {
+    shared_ring_consumer c2;
+    attached_meanwhile = shared_ring_attach_consumer(&c2, region, region_bytes, NULL);
+}
+
+TEST(an_attach_while_a_format_rewrites_the_header_says_not_formatted) {
+    setup(1024, 0);
+    CHECK_EQ(shared_ring_detach_consumer(&cons), SHARED_RING_OK);
+    attached_meanwhile = 99;
+    at_point("format: magic cleared", 0, attach_a_second_consumer);
+    CHECK_EQ(shared_ring_format(region, region_bytes, 1024, 0), SHARED_RING_OK);
+    point_step = NULL;
+    CHECK_EQ(attached_meanwhile, SHARED_RING_NOT_FORMATTED);
+}
+#endif
+
+#if !defined(TESTS_EXTERNAL_IMPLEMENTATION) && defined(SRNG_HAVE_IDENTITY) && defined(__linux__) && \
+    !defined(__APPLE__)
+/* The attach in progress gives up (its region was not formatted): its
+   word goes back to FREE. */
+static void *attach_gives_up_after_20ms(void *arg) {
+    (void)arg;
+    nanosleep(&(struct timespec){ 0, 20000000 }, NULL);
+    __atomic_store_n((uint64_t *)(void *)(region + 768), 0u, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+/* A CLAIMING word is an attach that ends in a moment, attached or
+   refused: prepare may not keep a region it may have to format. */
+TEST(prepare_waits_for_an_attach_in_progress_and_formats_once_it_gave_up) {
+    srng_process me;
+    pthread_t t;
+    memset(region, 0, sizeof region);
+    region_bytes = shared_ring_region_size(1024, 0);
+    srng_self(&me);
+    harness_fake_owner(region, 768, srng_in_state(srng_owner_word(&me), SRNG_CLAIMING));
+    pthread_create(&t, NULL, attach_gives_up_after_20ms, NULL);
+    CHECK_EQ(shared_ring_prepare(region, region_bytes, 1024, 0), SHARED_RING_OK); /* formatted */
+    pthread_join(t, NULL);
+    CHECK_EQ(shared_ring_attach_consumer(&cons, region, region_bytes, NULL), SHARED_RING_OK);
+}
+#endif
+
 int main(void) {
     if (running_under_valgrind()) time_scale = 4;
     printf("unit: waits use %s\n", shared_ring_wait_method());
@@ -3344,6 +3808,7 @@ int main(void) {
     RUN(format_with_zero_max_message_allows_the_largest);
     RUN(format_writes_the_documented_header_bytes);
     RUN(positions_and_records_live_at_the_documented_offsets);
+    RUN(every_write_path_zeroes_the_word_after_its_record);
     RUN(attach_to_a_zeroed_region_says_not_formatted_yet);
     RUN(attach_rejects_a_region_that_holds_something_else);
     RUN(attach_rejects_other_layout_version);
@@ -3414,6 +3879,7 @@ int main(void) {
     RUN(wait_returns_ok_when_data_is_there);
     RUN(sleeping_consumer_is_woken_by_a_write);
     RUN(blocked_producer_is_woken_when_the_consumer_frees_space);
+    RUN(a_producer_asleep_for_room_is_woken_only_by_the_release_that_frees_its_threshold);
     RUN(corked_producer_publishes_before_waiting_so_it_cannot_deadlock);
     RUN(wait_hooks_replace_the_os_primitives);
     RUN(functions_reject_unattached_and_wrong_side_handles);
@@ -3435,6 +3901,7 @@ int main(void) {
     RUN(restarted_producer_continues_after_records_write_pos_does_not_show);
     RUN(restarted_producer_overwrites_a_batch_that_was_never_published);
     RUN(attach_rejects_more_published_records_than_the_ring_holds);
+    RUN(attach_rejects_published_records_reaching_more_than_a_capacity_past_write_pos);
     RUN(spin_phase_lasts_spin_ns_before_the_first_sleep);
     RUN(wait_shorter_than_the_spin_budget_never_sleeps);
     RUN(forever_wait_looks_again_within_recheck_ns_when_no_wake_up_comes);
@@ -3477,6 +3944,7 @@ int main(void) {
     RUN(a_hold_off_lasts_no_longer_than_the_read_timeout);
     RUN(write_pos_beyond_capacity_is_corrupt_and_stays_corrupt);
     RUN(misaligned_write_pos_is_corrupt);
+    RUN(a_misaligned_write_pos_behind_the_reader_is_corrupt);
     RUN(write_pos_moving_backwards_is_corrupt);
     RUN(record_length_over_max_is_corrupt);
     RUN(record_ending_more_than_a_capacity_past_read_pos_is_corrupt);
@@ -3484,12 +3952,30 @@ int main(void) {
     RUN(header_left_from_an_earlier_lap_is_not_a_message);
     RUN(record_crossing_the_end_of_the_data_area_is_corrupt);
     RUN(padding_at_offset_zero_is_corrupt);
+    RUN(a_wait_calls_corrupt_each_record_a_read_calls_corrupt);
     RUN(padding_ending_more_than_a_capacity_past_read_pos_is_corrupt);
     RUN(producer_sees_a_corrupt_ring_as_corrupt);
     RUN(producer_rejects_read_pos_ahead_of_write_pos);
+    RUN(producer_rejects_read_pos_moving_backwards);
     RUN(header_changed_after_attach_does_not_move_the_bounds);
     RUN(a_side_publishes_without_a_fence_to_a_peer_in_its_own_process);
     RUN(a_sleeper_that_is_not_the_publishers_fenceless_peer_looks_again_every_slice);
+    RUN(a_consumer_about_to_sleep_chooses_its_barrier_for_a_producer_that_attached_since);
+#ifdef UNIT_SEES_FENCES
+    RUN(a_side_about_to_sleep_fences_after_announcing_itself);
+#if defined(__linux__) && !defined(__APPLE__)
+    RUN(a_producer_fences_after_publishing_to_a_consumer_in_another_process);
+    RUN(a_consumer_fences_after_releasing_to_a_producer_in_another_process);
+#endif
+    RUN(a_side_that_chooses_its_barrier_anew_fences_after_saying_so);
+#endif
+#ifdef UNIT_HAS_POINTS
+    RUN(a_message_published_just_before_the_consumer_announces_its_sleep_is_found_without_sleeping);
+    RUN(a_producer_that_detaches_just_before_the_consumer_announces_its_sleep_is_gone_without_a_sleep);
+    RUN(a_message_that_arrives_during_the_last_sleep_of_a_timed_wait_is_found_not_timed_out);
+    RUN(a_message_published_while_the_consumer_reads_closed_and_write_pos_is_no_corruption);
+    RUN(a_write_pos_beyond_a_capacity_is_corrupt_even_with_a_message_to_read);
+#endif
     RUN(a_poll_only_side_says_in_its_wait_mode_that_it_only_naps);
     RUN(a_poll_only_consumer_finds_a_message_by_napping_with_recheck_off);
     RUN(a_poll_only_consumer_in_wait_any_finds_a_message_by_napping);
@@ -3567,5 +4053,13 @@ int main(void) {
     RUN(prepare_formats_a_zeroed_region_and_one_holding_something_else);
     RUN(attach_wait_times_out_on_a_region_nobody_formats);
     RUN(attach_wait_attaches_once_another_thread_formats);
+#ifdef UNIT_HAS_POINTS
+    RUN(an_attach_whose_claim_is_taken_from_under_it_is_busy_and_leaves_the_word_to_the_taker);
+    RUN(an_attach_while_a_format_rewrites_the_header_says_not_formatted);
+#endif
+#if !defined(TESTS_EXTERNAL_IMPLEMENTATION) && defined(SRNG_HAVE_IDENTITY) && defined(__linux__) && \
+    !defined(__APPLE__)
+    RUN(prepare_waits_for_an_attach_in_progress_and_formats_once_it_gave_up);
+#endif
     return harness_summary("unit");
 }
