@@ -108,7 +108,7 @@ fi
 # wakeup_hole and interleave kill a few model mutants. The rest kill
 # nothing in the lists today: they are the net for mutants to come, and run
 # only for a mutant that gets that far.
-default_suites="unit fast_path fenced-fast_path liveness seams kernel_lock results fuzz mutate
+default_suites="unit fast_path fenced-fast_path liveness seams realtime kernel_lock results fuzz mutate
                 stress fenced-stress fast-stress wakeup_hole os_wait mixed_builds shm_trust notifier
                 crash interleave"
 
@@ -121,7 +121,7 @@ suite() {
     case $1 in
     unit) targets=$B/unit cmd=./$B/unit secs=30 ;;
     liveness | fast_path | fenced-fast_path | os_wait | mixed_builds | kernel_lock | \
-        shm_trust | notifier | seams)
+        shm_trust | notifier | seams | realtime)
         targets=$B/$1 cmd=./$B/$1 ;;
     results) targets=$B/results cmd="./$B/results shared_ring.h" ;;
     fuzz) targets="$B/fuzz_consumer $B/fuzz_ops $B/fast-fuzz_consumer $B/fast-fuzz_ops"

@@ -151,6 +151,34 @@ TEST(a_wait_reads_what_a_producer_left_before_it_says_peer_gone) {
     CHECK_EQ(shared_ring_detach_consumer(&cons), SHARED_RING_OK);
 }
 
+/* PEER_GONE is said once; after that arm arms for the next producer, whose
+   attach (with a wake hook) wakes the loop: no timer is needed to wait for
+   a replacement. */
+static int wake_calls;
+static void counting_wake(void *user, void *addr) {
+    (void)user, (void)addr;
+    wake_calls++;
+}
+
+TEST(arm_after_peer_gone_arms_for_the_next_producer_whose_attach_wakes_the_loop) {
+    shared_ring_options o = hooked();
+    int got = 0;
+    o.wake = counting_wake;
+    fresh_region();
+    CHECK_EQ(shared_ring_attach_producer(&prod, region, size, &o), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_consumer(&cons, region, size, &o), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_detach_producer(&prod), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_read_some(&cons, count_message, &got), SHARED_RING_PEER_GONE);
+    CHECK_EQ(shared_ring_arm(&cons), SHARED_RING_OK); /* armed for the next one */
+    wake_calls = 0;
+    CHECK_EQ(shared_ring_attach_producer(&prod, region, size, &o), SHARED_RING_OK);
+    CHECK_EQ(wake_calls, 1); /* its attach signalled the loop */
+    CHECK_EQ(shared_ring_write_str(&prod, "m", 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_read_some(&cons, count_message, &got), 1);
+    CHECK_EQ(shared_ring_detach_consumer(&cons), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_detach_producer(&prod), SHARED_RING_OK);
+}
+
 /* 3. fenceless_for names an attach id: a side whose id differs is a new
    peer to the side that chose it. A producer that chose to publish without
    a fence to a consumer that only naps keeps that choice until it sees the
@@ -425,6 +453,7 @@ int main(void) {
     RUN(prepare_keeps_a_message_peeked_past_the_close_and_never_released);
     RUN(arm_reads_what_a_producer_left_before_it_says_peer_gone);
     RUN(a_wait_reads_what_a_producer_left_before_it_says_peer_gone);
+    RUN(arm_after_peer_gone_arms_for_the_next_producer_whose_attach_wakes_the_loop);
     RUN(arm_over_a_replaced_consumer_is_promised_after_the_producers_next_publish);
     RUN(the_peer_fd_of_an_adopted_producer_is_replaced_not_left_readable);
     RUN(an_aligned_claim_that_fits_half_the_ring_fits_at_every_position_of_an_empty_ring);
