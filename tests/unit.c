@@ -1185,7 +1185,13 @@ TEST(sleeping_consumer_is_woken_by_a_write) {
     CHECK(st.sleeps >= 1);
     CHECK_EQ(st.waits, 1);
     shared_ring_producer_stats(&prod, &st);
-    CHECK(st.wakes >= 1);
+    /* stats.wakes counts the wake-up calls made: a build whose sides only
+       nap (Sleep, naps, spin) makes none */
+    {
+        const char *m = shared_ring_wait_method();
+        int makes_calls = strcmp(m, "Sleep") != 0 && strcmp(m, "naps") != 0 && strcmp(m, "spin") != 0;
+        CHECK_EQ(st.wakes >= 1, makes_calls);
+    }
 }
 
 static void *drain_later(void *arg) {
