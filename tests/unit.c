@@ -1909,7 +1909,11 @@ TEST(a_paced_stream_that_trailing_does_not_speed_up_ends_trailing) {
        thread at a time) can make one hold-off look faster or slower than the
        next, and then the pair that ends trailing comes later: the stream is
        long enough (240 ms) for several pairs, and the test asks that
-       trailing ended, not where the stream stopped. */
+       trailing ended, not where the stream stopped. Under valgrind the run
+       before the trial, which sets the rate a hold-off must beat, can be
+       timed while valgrind held the producer's thread: every hold-off then
+       looks faster, and the rule is asked of native runs only (the
+       mechanism's own tests below set the rates). */
     shared_ring_options o = SHARED_RING_OPTIONS_INIT;
     paced_writer w = { 240, 1000000, 0, 0, 0 };
     int trailed = 0, ended = 0;
@@ -1929,6 +1933,8 @@ TEST(a_paced_stream_that_trailing_does_not_speed_up_ends_trailing) {
         }
     }
     pthread_join(t, NULL);
+    CHECK(trailed);
+    if (running_under_valgrind()) return;
     CHECK(ended);
     CHECK(gap_when_ended >= 32); /* doubled from 16: the next trial waits longer */
 }
