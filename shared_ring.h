@@ -20,7 +20,7 @@
    Set up (either side):
      shared_ring_region_size(capacity, max_message)     bytes to allocate
      shared_ring_format(region, size, capacity, max_message)   empty ring
-     shared_ring_prepare(region, size, capacity, max_message)  format unless in use
+     shared_ring_prepare(region, size, capacity, max_message, region_fd)  format unless in use
      shared_ring_attach_producer(&p, region, size, &options or NULL)
      shared_ring_attach_consumer(&c, region, size, &options or NULL)
      shared_ring_attach_producer_wait(..., ns)  shared_ring_attach_consumer_wait(..., ns)
@@ -49,7 +49,7 @@
      shared_ring_producer_stats  shared_ring_consumer_stats  shared_ring_producer_usage
      shared_ring_consumer_usage  shared_ring_producer_max_message
      shared_ring_consumer_max_message                   counters, fill, limits
-     shared_ring_owners_of(region, size, &owners)       who is attached
+     shared_ring_owners_of(region, size, region_fd, &owners)  who is attached
      shared_ring_default_options()  shared_ring_wait_method()
    Shared memory (define SHARED_RING_SHM):
      shared_ring_shm_open(&shm, name, size, ns)  shared_ring_shm_anonymous(&shm, size)
@@ -111,9 +111,11 @@
    programs make the same three calls, so either may start first:
 
        shared_ring_shm shm;
+       shared_ring_options o = SHARED_RING_OPTIONS_INIT;
        shared_ring_shm_open(&shm, "/my_ring", size, timeout_ns);
-       shared_ring_prepare(shm.region, shm.size, 0, max_message);
-       shared_ring_attach_consumer_wait(&c, shm.region, shm.size, NULL,
+       shared_ring_prepare(shm.region, shm.size, 0, max_message, shm.fd);
+       o.region_fd = shm.fd;     // the kernel then tells each side of a death
+       shared_ring_attach_consumer_wait(&c, shm.region, shm.size, &o,
                                         timeout_ns);  // or _producer_wait
 
    prepare formats the region unless a live process uses it; attach says
@@ -180,19 +182,20 @@
                                         byte 640 of the region's file), a
                                         state (bits 30-31: 0 ATTACHED, 1
                                         CLAIMING, 2 FORMATTING) and a
-                                        32-bit token of its start time
-                                        (high 32); docs/protocol.md, "The
+                                        number that tells its process
+                                        from others of that pid (high
+                                        32); docs/protocol.md, "The
                                         lifecycle", has its transitions
         648    8  producer  producer attach id  its number in `attaches`
-        656   40  producer  identity slot  who (the owner word's pid and
-                                        token), start time, pid namespace
-                                        and time namespace (Linux, or 0),
-                                        and a check over the four; written
-                                        by the word's holder after its move
-        696   72  -         reserved, zero
-        768   56  consumer  consumer owner, attach id, identity slot: as
+        656   16  producer  identity slot  who (the owner word without
+                                        its state) and its pid namespace
+                                        (Linux; 1 elsewhere; 0: cannot
+                                        tell); written by the word's
+                                        holder after its move
+        672   96  -         reserved, zero
+        768   32  consumer  consumer owner, attach id, identity slot: as
                                         the producer's (its lock: byte 768)
-        824  200  -         reserved, zero
+        800  224  -         reserved, zero
        1024  cap  both      data area: records
 
    A record is an 8-byte header word followed by the payload, padded to 8
@@ -220,19 +223,15 @@
    writes the payload, zeroes the 8 bytes after the record (the end mark:
    where the consumer will look next), then stores the header word with
    release order. The consumer loads the header at its position with
-   acquire order: a tag equal to that position's means "published", and the
-   payload is complete. The end mark keeps stale bytes of an earlier lap
-   from ever reading as a header, and zeroed memory is never a message (a
-   tag is never 0). So in steady flow the consumer touches only the record
-   lines, which it must fetch for the payload anyway. The producer also
-   stores write_pos after each publish, in a block of its own: the consumer
-   reads it when it waits and finds no record, to tell "empty" from
-   "corrupt" (write_pos beyond a position without a record), and a few
-   times per batch while it trails a dense stream (see Trailing); a
-   restarted producer walks the published records from it to the real
-   end. The consumer releases space by storing read_pos once per
-   read_some batch; the producer re-reads it only when its cached view of
-   the free space runs out.
+   acquire order: a tag equal to that position's means "published". The
+   end mark keeps stale bytes of an earlier lap from reading as a header,
+   and zeroed memory is never a message (a tag is never 0), so in steady
+   flow the consumer touches only the record lines. The producer also
+   stores write_pos after each publish, in a block of its own: the
+   consumer reads it only when it waits and finds no record ("empty" or
+   "corrupt"?) and while it trails; a restarted producer walks the records
+   from it to the real end. The consumer stores read_pos once per batch;
+   the producer re-reads it only when its cached free space runs out.
 
    Batching. read_some() hands every available message to the callback and
    stores read_pos once at the end. cork()/uncork() lets the producer write
@@ -245,21 +244,17 @@
 
    Trailing. A consumer right behind a fast producer reads each cache line
    while the producer still writes it, and lines cross between the cores
-   again and again (at 64 B, trailing gave 4-5x the throughput in make
-   bench). So when 16 waits in a row each ended within trail_ns (default
-   2 us: a dense stream), shared_ring_read lets the producer run ahead: it
-   holds off up to trail_ns, or until 64 KiB more are published, then reads
-   the batch. A hold-off that finds fewer than 16 messages ends it at
-   once; so do two that find the producer publishing at the rate it had
-   while we read right behind it (within 4/5..5/4; timed over the quick
-   waits before the trial): a stream the producer paces gains nothing.
-   The next trial then takes twice as many quick waits (up to 4096), so a
-   request/reply pair or a paced stream almost never pays it (make bench,
-   one 64-byte message per 100 ns: p50 120-160 ns, as with trail_ns = 0;
-   2.3 us without this check). The price, in a stream that trailing does
-   speed up: a message may wait up to trail_ns longer, plus the reading of
-   its batch. trail_ns = 0 turns it off; read_some, peek and wait never hold
-   off; stats.trails counts the trials.
+   again and again. So when 16 waits in a row each ended within trail_ns
+   (default 2 us: a dense stream), shared_ring_read lets the producer run
+   ahead: it holds off up to trail_ns, or until 64 KiB more are published,
+   then reads the batch. A hold-off that finds fewer than 16 messages ends
+   it, and so do two that find the producer publishing at the rate it had
+   while we read right behind it (within 4/5..5/4): a paced stream gains
+   nothing. The next trial then takes twice as many quick waits (up to
+   4096), so a request/reply pair or a paced stream almost never pays it.
+   The price, where it pays: a message may wait up to trail_ns longer.
+   trail_ns = 0 turns it off; read_some, peek and wait never hold off;
+   stats.trails counts the trials.
 
    Waiting. A side that must wait spins for spin_ns nanoseconds (default
    50 us; time, not a count, because a pause instruction costs 10x more on
@@ -271,85 +266,57 @@
    publishing, the other side reads that word: only when it is 1 does it
    make a wake-up system call. Steady flow makes no system calls.
 
-   The spin adapts. When a sleep ends with data within twice the spin (a
-   longer spin would have saved it: the peer or the machine paused a little
-   longer than the spin), the next wait spins twice as long, up to
-   spin_max_ns (default 400 us); any other sleep halves it, down to
-   spin_ns. So steady flow with rare pauses stops sleeping, while an idle
-   side, or a sparse stream with steady gaps, still sleeps after spin_ns.
-   The price: a stream whose gaps wander within a factor of two of the
-   spin may keep a CPU spinning up to spin_max_ns per wait. spin_max_ns at
-   or below spin_ns keeps the spin fixed; stats.spin_now_ns shows it.
-   shared_ring_wait_any spins, and adapts, its first ring's budget.
+   The spin adapts. When a sleep ends with data within twice the spin, the
+   next wait spins twice as long, up to spin_max_ns (default 400 us); any
+   other sleep halves it, down to spin_ns. So steady flow with rare pauses
+   stops sleeping, while an idle side still sleeps after spin_ns; a stream
+   whose gaps wander near the spin may keep a CPU spinning up to
+   spin_max_ns per wait. stats.spin_now_ns shows it; wait_any adapts its
+   first ring's.
 
    Doorbells. shared_ring_wait_any sleeps on every ring's consumer_sleeping
-   word at once with futex_waitv, which takes at most 128 words. For more
-   rings (or a kernel before 5.16), when every producer of the set runs in
-   the consumer's process and says in producer_bells that it rings this
-   copy of the library's doorbell table, the consumer takes one of the
-   table's 64 doorbells and writes its number in consumer_bell of every
-   ring before it announces itself asleep; a producer that takes the 1 out
-   of consumer_sleeping then also bumps that doorbell and wakes it. The
-   number is an index into the producer's own table, bounds-checked: a
-   wrong one is a spurious wake-up, never a store elsewhere. Otherwise
-   the set sleeps in 1 ms slices.
+   word at once with futex_waitv (at most 128 words, Linux 5.16). For more
+   rings, when every producer runs in the consumer's process, the set
+   sleeps on one of this copy's 64 doorbells, named in each ring's
+   consumer_bell; a producer that wakes the consumer also rings it (a
+   wrong number is a spurious wake-up, never a store elsewhere).
+   Otherwise the set sleeps in 1 ms slices.
 
-   Mixed builds. The two sides may be built differently (one with
-   SHARED_RING_NO_OS_WAIT, one with wait hooks, one default). Each records
-   in its wait_mode word how it sleeps and which wake-up calls it makes; a
-   waker makes the call that matches the sleeper's kind, and a sleeper whose
-   peer makes no such call sleeps in 1 ms slices instead of waiting for a
-   wake-up that will not come. Every pair works; the mismatched ones wake
-   within a slice (tests/mixed_builds.c).
+   Mixed builds. The two sides may be built differently (OS waits, wait
+   hooks, SHARED_RING_NO_OS_WAIT). Each records in its wait_mode word how
+   it sleeps and which wake-up calls it makes; a sleeper whose peer makes
+   no call that reaches it sleeps in 1 ms slices (tests/mixed_builds.c).
 
-   A safety net. No wake-up is expected to be lost (the announce, barrier
-   and re-check above make sure), but one sleep lasts at most recheck_ns
-   (default 250 ms) before the waiter looks again on its own: should a
-   wake-up ever fail to come, the wait goes on late instead of never. Such
-   a sleep is counted in stats.late_wakes; the tests expect 0. The cost is
-   one spurious wake-up per recheck_ns while a side sleeps.
+   A safety net. No wake-up is expected to be lost, but one sleep lasts at
+   most recheck_ns (default 250 ms) before the waiter looks again: should
+   a wake-up ever fail to come, the wait goes on late instead of never
+   (counted in stats.late_wakes; the tests expect 0).
 
-   When the OS says no. A failing wait (the futex call refused, say) is not
-   retried in a busy loop: the side naps 1 ms and counts it in
-   stats.wait_failures. On 32-bit Linux the futex timeout is passed in the
-   kernel's own layout (futex_time64 where the kernel has it), whatever
-   libc's time_t is, and clamped to what the field holds; on macOS a
-   timeout beyond 71.6 minutes (the 32-bit microsecond limit) is clamped,
-   never turned into "forever". A clock that fails, runs backwards or
-   stands still makes timeouts inexact, never endless (a sleep or nap the
-   clock does not see counts at the length asked for; a spin ends after
-   1024 looks at a still clock). Windows sleeps in timer ticks (15.6 ms
-   unless the program calls timeBeginPeriod): a remaining wait under 1 ms is
-   spun out rather than turned into zero-length system calls, and a longer
-   one may overrun by up to a tick.
+   When the OS says no. A refused wait naps 1 ms (stats.wait_failures)
+   instead of retrying in a busy loop. Timeouts are clamped to what the
+   OS's field holds, never turned into "forever"; a clock that fails,
+   runs backwards or stands still makes timeouts inexact, never endless.
+   Windows sleeps in timer ticks (15.6 ms unless timeBeginPeriod): a wait
+   may overrun by up to a tick.
 
    Asymmetric barriers. "Store my position, then load the peer's sleeping
-   word" needs a full fence (else both sides can miss each other and the
-   sleeper never wakes). On x86 that fence waits for every store of the
-   message just written and halved throughput at 64 B. Between two threads
-   of one process it moves to the cold side: on Linux a side publishes
-   without a fence to a peer that the kernel places in its own process (the
-   same pid in the same pid namespace), and says so by writing that peer's
-   attach id in its fenceless_for word; the peer, about to sleep, calls
-   membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED), which makes every CPU
-   running a thread of the process execute the fence, before its last
-   re-check. A publish to a peer in another process, or to none yet, or
-   one it cannot place, uses a fence: no membarrier reaches another process
-   for certain (GLOBAL_EXPEDITED can skip a CPU that runs the peer; see
-   docs/protocol.md, "Who fences"). Except to a peer that never sleeps on
-   a wake-up (SHARED_RING_POLL_ONLY: it naps in 1 ms slices): a look at
-   its sleeping word that comes too early loses it nothing. And from a
-   real-time side (SHARED_RING_REALTIME) to any peer: it makes no wake-up
-   call at all, so its peer sleeps in 1 ms slices when it waits for it. Each side chooses again when a new peer
-   attaches (the attach leaves 2 in its sleeping word, which the other
-   side's next publish or release finds) and before each sleep; until it
-   has, the new peer sleeps in 1 ms slices rather than trust a choice made
-   for someone else. Sleeping is rare and costs a system call anyway.
-   Attach registers the process for PRIVATE_EXPEDITED: the first
-   registration in a process that already runs other threads waits for an
-   RCU grace period (10-25 ms measured on Linux 6.x; later attaches take
-   microseconds), so attaching before starting threads saves that once.
-   SHARED_RING_NO_MEMBARRIER makes every publish fence.
+   word" needs a full fence, or both sides can miss each other; on x86 it
+   halved throughput at 64 B. Between two threads of one Linux process the
+   fence moves to the cold side: a side publishes without one to a peer
+   the kernel places in its own process (same pid, same pid namespace)
+   and writes that peer's attach id in its fenceless_for word; the peer,
+   about to sleep, calls membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)
+   before its last look. To a peer in another process, or one it cannot
+   place, it fences (no membarrier reaches another process for certain:
+   docs/protocol.md, "Who fences"); to a peer that never sleeps on a
+   wake-up (SHARED_RING_POLL_ONLY) and from a real-time side
+   (SHARED_RING_REALTIME, which wakes nobody) it needs none. Each side
+   chooses again when a new peer attaches (the attach leaves 2 in its
+   sleeping word) and before each sleep; until then the new peer sleeps in
+   1 ms slices. Attach registers the process for PRIVATE_EXPEDITED (the
+   first registration in a process that already runs threads waits 10-25
+   ms for an RCU grace period). SHARED_RING_NO_MEMBARRIER makes every
+   publish fence.
 
    Hysteresis. When the producer finds the ring full it does not resume as
    soon as one record's worth is free (that falls into lockstep with the
@@ -386,27 +353,29 @@
      line per message), and at once from flush and close.
    - Payload bytes are not checksummed: a hostile producer can change a
      message while you read it. Copy it first if the peer is not trusted.
-   - One handle per side. Each side records at attach who it is: pid,
-     process start time (so a reused pid is not mistaken for it), pid and
-     time namespaces. A second attach of an attached side gets ERR_BUSY,
-     from this process too (SHARED_RING_TAKE_BACK takes back a side whose
-     handle the program lost); a dead process's side is taken over. A side
-     is dead only when the kernel says so for certain; whatever cannot be
-     judged counts as alive (docs/processes.md). Give the region's file
-     descriptor (options.region_fd; Linux) and each side also holds a lock
-     on one byte of that file, which the kernel drops when its process
-     dies: a peer then knows across pid namespaces, containers and hidepid,
-     where /proc cannot tell it.
+   - One handle per side. A second attach of an attached side gets
+     ERR_BUSY, from this process too (SHARED_RING_TAKE_BACK takes back a
+     side whose handle the program lost); a dead process's side is taken
+     over. A death is judged only when the kernel says so: give each side
+     the region's file descriptor (options.region_fd, and prepare's
+     region_fd; Linux) and it holds a lock on one byte of that file, which
+     the kernel drops when its process dies, whatever namespace or
+     container it runs in. Besides, a holder whose pid is in the judge's
+     own pid namespace (Windows: any) is gone once the kernel says that
+     pid ended (pidfd; a handle). Anything else counts alive: a holder in
+     another pid namespace without a lock, or any holder on macOS, stays
+     attached for good (its side taken until the region is formatted, its
+     peer's waits run to their timeout) rather than be judged on a guess
+     (docs/processes.md).
    - A peer that leaves tells the other: a detach wakes the peer, whose
      waits (between threads too) return what was published, then
-     PEER_GONE. Producer crash: the consumer gets every message published
-     before the crash, then CLOSED if it had closed, else PEER_GONE from
-     its waits, within 50 ms (also FOREVER waits: a sleep with a peer in
-     another process is cut into 50 ms slices, and its liveness looked at
-     between them; never per message). Consumer crash: a write with
-     timeout 0 returns FULL once the ring is full; a write that waits
-     returns PEER_GONE. PEER_GONE is said once at once; later waits wait
-     for a new peer up to their timeout.
+     PEER_GONE. A crash, told by the kernel: the consumer gets every
+     message published before it, then CLOSED if the producer had closed,
+     else PEER_GONE from its waits within 50 ms (also FOREVER waits: such a
+     sleep is cut into 50 ms slices, and the lock tested between them;
+     never per message); a producer's write that waits returns PEER_GONE,
+     one with timeout 0 FULL once the ring is full. PEER_GONE is said once
+     at once; later waits wait for a new peer up to their timeout.
 
    ============================================================================
    6. OPTIONS (define before including)
@@ -458,46 +427,27 @@
    SHARED_RING_DEFAULT_RESUME_PERCENT global: free % after which a producer
                                that saw FULL goes on (50).
 
-   Warnings. The whole header, implementation included, builds clean as C11
-   with -Wall -Wextra -Wpedantic -Wconversion -Wshadow -Wstrict-prototypes;
-   as C++11..20 with g++ -Wall -Wextra -Wpedantic -Wold-style-cast
-   -Wuseless-cast -Wzero-as-null-pointer-constant -Wcast-qual -Wconversion
-   -Wshadow; and with clang++ -Weverything except -Wno-c++98-compat
-   -Wno-c++98-compat-pedantic (C++11 is required: <atomic>) and -Wno-padded
-   (the handle and option structs are padded as each ABI aligns pointers).
-   make test checks all three.
+   Warnings. The whole header builds clean as C11 and C++11..20 with
+   -Wall -Wextra -Wpedantic -Wconversion -Wshadow (and more: make test
+   lists them), and with clang -Weverything but -Wno-padded and the C++98
+   compatibility warnings (C++11 is required: <atomic>).
 
    ============================================================================
    7. LIMITS
    ============================================================================
-   capacity: a power of two from 64 bytes up to what size_t can hold (and at
-   most 2^62; other values given to region_size, format and prepare are
-   rounded up to one); the ring holds at most capacity - 8 bytes of records (the end
-   mark). max_message: at most capacity/2 - 8 (so any message fits once the
-   ring is empty, whatever the wrap point), at most 2^31 - 8. Record tags
-   repeat every 4 GiB of stream; the end mark, not the tag, is what keeps
-   stale bytes out, so rings of 4 GiB and more are as safe.
-   Positions are 64-bit and never wrap in practice (centuries at 100 GB/s).
-   Needs lock-free 32- and 64-bit atomics; the build fails otherwise.
-   Both processes must have the same byte order (a mismatch reads as a bad
-   magic number).
+   capacity: a power of two from 64 bytes to 2^62 (others are rounded up);
+   the ring holds at most capacity - 8 bytes of records (the end mark).
+   max_message: at most capacity/2 - 8 (any message fits in an empty ring,
+   whatever the wrap point) and 2^31 - 8. Tags repeat every 4 GiB; the end
+   mark, not the tag, keeps stale bytes out. Positions are 64-bit. Needs
+   lock-free 32- and 64-bit atomics (the build fails otherwise); both
+   processes need one byte order (a mismatch reads as a bad magic).
 
    ============================================================================
    8. REVISION HISTORY
    ============================================================================
-   0.2.0  layout version 4: records carry a position tag, the consumer finds
-          them without reading write_pos; spin by time (spin_ns); cork_limit;
-          wait_mode words (mixed builds); ERR_STATE from inside callbacks;
-          checked OS waits (stats.wait_failures); "Returns:" lists; ring
-          id, identities, ERR_BUSY, PEER_GONE, NOT_FORMATTED, prepare,
-          detach, wait_any, arm, owners_of, SHARED_RING_SHM helpers;
-          the lifecycle as one state machine (owner words FREE,
-          CLAIMING, ATTACHED, FORMATTING; prepare keeps unread streams;
-          close_seen; adopt in a forked child);
-          recheck_ns and stats.late_wakes (a bound on one sleep);
-          trailing a dense stream (trail_ns, stats.trails); adaptive
-          spinning (spin_max_ns, stats.spin_now_ns).
-   0.1.0  first release: layout version 1. See CHANGELOG.md.
+   0.2.0  layout version 4: see CHANGELOG.md.
+   0.1.0  first release: layout version 1.
 */
 
 #ifndef SHARED_RING_H
@@ -614,9 +564,10 @@ typedef struct shared_ring_options {
     int region_fd;   /* the descriptor of the file the region maps from
                         its offset 0 (shm.fd), or 0: none. Linux: the
                         side then holds a lock the kernel drops when its
-                        process dies, so a peer knows for certain. The
-                        handle keeps a descriptor of its own until detach
-                        (other systems: not used) */
+                        process dies: the only way a peer in another
+                        process hears of its death. The handle keeps a
+                        descriptor of its own until detach (other
+                        systems: not used) */
 } shared_ring_options;
 
 /* flags: attach even though a handle of this process holds the side (one
@@ -936,14 +887,20 @@ SHARED_RING_API int shared_ring_attach_consumer_wait(shared_ring_consumer *c, vo
    and whose stream was read to its end (or was never closed and holds
    nothing unread, or is corrupt) is formatted afresh. Safe to race with
    other prepares and attaches on the same region (docs/protocol.md, "The
-   lifecycle"). Either side. Blocks only while another prepare holds the
-   region (microseconds; it gives up after a second).
+   lifecycle"). region_fd: the descriptor of the file the region maps, as
+   options.region_fd (0: none): prepare then holds both sides' locks while
+   it judges and formats, so a prepare killed in the middle holds nothing,
+   and only the kernel's word that a side's process died lets it format
+   under that side. Without it, an attached side never counts gone, and a
+   ring is formatted only when both sides are free. Either side. Blocks
+   only while another prepare or an attach holds a side (microseconds; it
+   gives up after a second).
    Returns: OK (formatted now); a count >= 1 (always 1: in use or holding
-   a stream, left as it is); ERR_ARG, ERR_ALIGN, ERR_SIZE (as format);
-   ERR_BUSY (another process has held it for a second: stopped in the
-   middle). */
+   a stream, left as it is); ERR_ARG (as format, or region_fd not an open
+   regular file), ERR_ALIGN, ERR_SIZE (as format); ERR_BUSY (another
+   process has held a side for a second: stopped in the middle). */
 SHARED_RING_API int shared_ring_prepare(void *region, size_t region_size, size_t capacity,
-                                        size_t max_message);
+                                        size_t max_message, int region_fd);
 
 /* ---- producer ----------------------------------------------------------- */
 
@@ -1200,15 +1157,15 @@ SHARED_RING_API int shared_ring_adopt_producer(shared_ring_producer *p);
 SHARED_RING_API int shared_ring_adopt_consumer(shared_ring_consumer *c);
 
 /* Who is attached to a region, for inspection (tools/shared_ring_stat).
-   Reads the region only (a read-only mapping is fine). pid 0: nobody is
-   attached as that side. alive: 1 alive, 0 dead (or its pid now belongs
-   to another process), -1 cannot tell (another pid namespace, no
-   permission, or a platform without a process start time). Either side,
-   any process; never blocks. */
+   Reads the region only (a read-only mapping is fine); with region_fd (the
+   file the region maps, or 0: none; Linux) it asks the kernel whether each
+   side's holder lives. pid 0: nobody is attached as that side. alive: 1
+   alive (its lock is held, or it is the caller's own process), 0 gone
+   (its lock free, or its pid ended in the caller's pid namespace) or
+   nobody, -1 cannot tell. Either side, any process; never blocks. */
 typedef struct shared_ring_owner {
-    uint32_t pid;        /* process id recorded at attach (0: none) */
-    int32_t alive;       /* 1, 0 or -1: see above */
-    uint64_t start_time; /* the process's start time as the OS counts it */
+    uint32_t pid;  /* process id recorded at attach (0: none), in its pid namespace */
+    int32_t alive; /* 1, 0 or -1: see above */
 } shared_ring_owner;
 typedef struct shared_ring_owners {
     uint64_t ring_id; /* random, written by format */
@@ -1216,9 +1173,10 @@ typedef struct shared_ring_owners {
     uint32_t formatting; /* 1: a prepare is formatting the region now */
 } shared_ring_owners;
 /* Fill *out (zeroed on error).
-   Returns: OK; ERR_ARG (region or out NULL); ERR_ALIGN; ERR_SIZE (smaller
-   than the header); NOT_FORMATTED; ERR_MAGIC. */
-SHARED_RING_API int shared_ring_owners_of(const void *region, size_t region_size,
+   Returns: OK; ERR_ARG (region or out NULL, region_fd not a regular
+   file); ERR_ALIGN; ERR_SIZE (smaller than the header); NOT_FORMATTED;
+   ERR_MAGIC. */
+SHARED_RING_API int shared_ring_owners_of(const void *region, size_t region_size, int region_fd,
                                           shared_ring_owners *out);
 
 /* Copy this handle's counters to *out (zeroed on any error). The
@@ -1769,13 +1727,11 @@ enum {
    identity of the word's holder, written by the holder right after its
    move (no one else writes it: a write before the move could land over
    the identity of a rival that moved first). */
-enum { SRNG_ID_OWNER = 0, SRNG_ID_ATTACH = 8, SRNG_ID_SLOT = 16, SRNG_ID_END = 56 };
-/* Offsets inside the identity slot: whose it is (the owner word's pid and
-   token), its start time and namespaces, and a check over the four: a
-   slot that names another word (a former holder's, or none yet) is never
-   taken for the holder's. */
-enum { SRNG_SLOT_WHO = 0, SRNG_SLOT_START = 8, SRNG_SLOT_NS = 16, SRNG_SLOT_TIMENS = 24,
-       SRNG_SLOT_CHECK = 32 };
+enum { SRNG_ID_OWNER = 0, SRNG_ID_ATTACH = 8, SRNG_ID_SLOT = 16, SRNG_ID_END = 32 };
+/* Offsets inside the identity slot: whose it is (the owner word without
+   its state: a slot that names another word, a former holder's or none
+   yet, is never taken for the holder's) and its pid namespace. */
+enum { SRNG_SLOT_WHO = 0, SRNG_SLOT_NS = 8 };
 /* Each side's wait words sit in one order: sleeping, wait mode, and 24
    bytes on, fenceless_for, so a side's other wait words are found from its
    sleeping word (srng_beside): the waker finds the sleeper's mode next to
@@ -2409,19 +2365,29 @@ static void srng_wake(shared_ring_side *s, srng_au32 *word) {
 #endif
     }
 }
-/* ---- process identity and liveness ----------------------------------------
-   Each side records who it is in a block of its own: an owner word and
-   an identity slot (the process's start time and, on Linux, its
-   namespaces, and whose word they are). The owner
-   word is the side's state machine (docs/protocol.md, "The lifecycle"):
-   0 FREE, or the owner's pid (bits 0-28), LOCKED (bit 29: it holds its
-   kernel lock), a state (bits 30-31: ATTACHED, CLAIMING: an attach in
-   progress, FORMATTING: a prepare holds the side) and a 32-bit token of
-   its start time (the high half). Only an ATTACHED word is a peer; the
+/* ---- who holds a side, and whether it lives --------------------------------
+   Each side has an owner word, its state machine (docs/protocol.md, "The
+   lifecycle"): 0 FREE, or the holder's pid (bits 0-28), LOCKED (bit 29: it
+   holds its lock on the region's file, below), a state (bits 30-31:
+   ATTACHED, CLAIMING: an attach in progress, FORMATTING: a prepare holds
+   the side) and, in the high half, a number drawn once per process, so
+   that the words of two processes differ even where their pids are equal
+   (a reused pid, two pid namespaces). Only an ATTACHED word is a peer; the
    transient states are never mistaken for one, nor their end for a
-   departure. A reused pid does not fake a live owner: its start time
-   differs. Looked at only on slow paths: attach, prepare, and a wait about
-   to sleep (then every SRNG_LIVENESS_NS while asleep). */
+   departure.
+
+   Whether a holder lives is the kernel's to say, never a guess. Given the
+   descriptor of the file the region maps (options.region_fd, or prepare's
+   region_fd; Linux), a side holds an open-file-description lock on one
+   byte of that file, the byte at its block's offset, from before it takes
+   the word until it gives it back. The kernel drops the lock when the last
+   descriptor of that description closes: at detach, or when the process
+   dies, whatever namespace, container or hidepid hides it. So a word with
+   LOCKED whose byte is free belongs to a holder that is gone. Any other
+   word of another process counts alive: without a file no death is judged,
+   and a waiting peer hears only of a detach (docs/processes.md). Looked at
+   only on slow paths: attach, prepare, and a wait about to sleep (then
+   every SRNG_LIVENESS_NS while asleep). */
 #if !defined(SHARED_RING_NO_OS_WAIT) && \
     ((defined(__APPLE__) && defined(__MACH__)) || defined(__linux__) || defined(_WIN32))
 #define SRNG_HAVE_IDENTITY 1
@@ -2433,28 +2399,6 @@ static void srng_wake(shared_ring_side *s, srng_au32 *word) {
 #define SRNG_CLAIMING 0x40000000u
 #define SRNG_FORMATTING 0x80000000u /* 0xC0000000 is no state: read as CLAIMING */
 #define SRNG_LIVENESS_NS 50000000u  /* a dead peer is noticed within this */
-enum { SRNG_GONE = 0, SRNG_ALIVE = 1, SRNG_UNKNOWN = -1 };
-
-typedef struct srng_process {
-    uint32_t pid;
-    uint64_t start;  /* as the OS counts it (0: unknown) */
-    uint64_t boot;   /* which boot the start time counts from (Linux), or 0 */
-    uint64_t ns;     /* pid namespace (0: cannot tell) */
-    uint64_t timens; /* time namespace (Linux; 0: none or cannot tell) */
-} srng_process;
-
-/* Start times are compared to within a quantum of about 2.5 s, not
-   exactly: a margin against readers that see the same start a few ticks
-   apart (qemu-user's imitation of /proc/self/stat did). A reused pid whose
-   process started within seconds of the dead one's is not a case pid
-   allocation produces. */
-#if defined(_WIN32)
-#define SRNG_START_QUANTUM 25600000u /* 100 ns units */
-#elif defined(__APPLE__)
-#define SRNG_START_QUANTUM 2560000u /* microseconds */
-#else
-#define SRNG_START_QUANTUM 256u /* clock ticks (USER_HZ, 100 per second) */
-#endif
 
 /* A 64-bit finalizer (splitmix64's): spreads every input bit. */
 static uint64_t srng_mix(uint64_t x) {
@@ -2467,281 +2411,24 @@ static uint64_t srng_mix(uint64_t x) {
 
 #if defined(SRNG_HAVE_IDENTITY) && defined(_WIN32)
 static uint32_t srng_getpid(void) { return SRNG_CAST(uint32_t, GetCurrentProcessId()); }
-/* No namespaces: 1 for "the one", as 0 means "could not tell" on Linux. */
-static uint64_t srng_pid_namespace(void) { return 1; }
-static uint64_t srng_time_namespace(void) { return 0; }
-/* 1 alive (start filled in), 0 no such process, -1 cannot tell. */
-static int srng_process_lookup(uint32_t pid, srng_process *out) {
-    FILETIME created, exited, kernel, user;
-    DWORD waited;
-    BOOL ok;
-    HANDLE h = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION | SYNCHRONIZE, FALSE, pid);
-    if (h == SRNG_NULL) return GetLastError() == ERROR_INVALID_PARAMETER ? 0 : -1;
-    /* Its handle is signalled once it exited: certain, unlike an exit code
-       (a process may exit with 259, STILL_ACTIVE's value). */
-    waited = WaitForSingleObject(h, 0);
-    ok = GetProcessTimes(h, &created, &exited, &kernel, &user);
-    CloseHandle(h);
-    if (waited == WAIT_OBJECT_0) return 0;
-    if (waited != WAIT_TIMEOUT || !ok) return -1;
-    out->start = SRNG_CAST(uint64_t, created.dwHighDateTime) << 32 | created.dwLowDateTime;
-    return 1;
-}
-#elif defined(SRNG_HAVE_IDENTITY) && defined(__APPLE__) && defined(__MACH__)
-#include <sys/sysctl.h>
-#include <unistd.h>
-static uint32_t srng_getpid(void) { return SRNG_CAST(uint32_t, getpid()); }
 static uint64_t srng_pid_namespace(void) { return 1; } /* no namespaces: "the one" */
-static uint64_t srng_time_namespace(void) { return 0; }
-static int srng_process_lookup(uint32_t pid, srng_process *out) {
-    int mib[4] = { CTL_KERN, KERN_PROC, KERN_PROC_PID, SRNG_CAST(int, pid) };
-    struct kinfo_proc kp;
-    size_t len = sizeof kp;
-    if (sysctl(mib, 4, &kp, &len, SRNG_NULL, 0) != 0) return -1;
-    if (len == 0 || kp.kp_proc.p_stat == SZOMB) return 0; /* none, or a zombie */
-    out->start = SRNG_CAST(uint64_t, kp.kp_proc.p_starttime.tv_sec) * 1000000u +
-                 SRNG_CAST(uint64_t, kp.kp_proc.p_starttime.tv_usec);
-    return 1;
-}
 #elif defined(SRNG_HAVE_IDENTITY)
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 static uint32_t srng_getpid(void) { return SRNG_CAST(uint32_t, getpid()); }
-
-/* A namespace's inode (0: cannot tell). Pids of two pid namespaces
-   cannot be compared; start times read in two time namespaces differ by
-   their boottime offsets (and a kernel without time namespaces gives 0 to
-   every process alike). */
-static uint64_t srng_namespace(const char *path) {
+#ifdef __linux__
+/* The pid namespace's inode, 0 when it cannot be told (no /proc): pids of
+   two namespaces cannot be compared. */
+static uint64_t srng_pid_namespace(void) {
     struct stat st;
     uint64_t ino; /* ino_t is 32-bit on some targets: widen without a cast */
-    if (stat(path, &st) != 0) return 0;
+    if (stat("/proc/self/ns/pid", &st) != 0) return 0;
     ino = st.st_ino;
     return ino;
 }
-static uint64_t srng_pid_namespace(void) { return srng_namespace("/proc/self/ns/pid"); }
-static uint64_t srng_time_namespace(void) { return srng_namespace("/proc/self/ns/time"); }
-
-/* Read up to size-1 bytes of a small file, NUL-terminated. -1 on error.
-   Raw system calls: open, read and close are cancellation points, and a
-   thread cancelled inside the first identity read (srng_self) would leave
-   it half done for every other thread of the process. */
-#define SRNG_AT_FDCWD (-100L) /* AT_FDCWD: one value on every Linux architecture,
-                                  and not declared by strict ISO C builds */
-static long srng_read_file(const char *path, char *buf, size_t size) {
-    long n, fd = syscall(SYS_openat, SRNG_AT_FDCWD, path, SRNG_CAST(long, O_RDONLY));
-    if (fd < 0) return -1;
-    n = syscall(SYS_read, fd, buf, size - 1u);
-    (void)syscall(SYS_close, fd);
-    buf[n > 0 ? n : 0] = 0;
-    return n;
-}
-
-/* Start times count clock ticks since boot: mix in the boot id, so that a
-   process of the next boot with the same pid and tick does not match. */
-static uint64_t srng_boot_id(void) {
-    /* Read once: it cannot change while this process runs (0: not yet). */
-    static srng_au64 cached;
-    char buf[64];
-    uint64_t h = SRNG_LOAD(&cached, relaxed);
-    const char *c;
-    if (h != 0) return h;
-    if (srng_read_file("/proc/sys/kernel/random/boot_id", buf, sizeof buf) <= 0) return 0;
-    h = 14695981039346656037u; /* FNV-1a */
-    for (c = buf; *c != 0; c++) h = (h ^ SRNG_CAST(unsigned char, *c)) * 1099511628211u;
-    SRNG_STORE(&cached, h, relaxed);
-    return h;
-}
-
-/* Write pid's digits at `at`; returns the end. */
-static char *srng_put_pid(char *at, uint32_t pid) {
-    char digits[12];
-    size_t n = 0;
-    do digits[n++] = SRNG_CAST(char, '0' + pid % 10u);
-    while ((pid /= 10u) != 0);
-    while (n > 0) *at++ = digits[--n];
-    return at;
-}
-
-/* The process's thread count (Threads: in /proc/PID/status), or 0 if it
-   cannot be read. */
-static int srng_thread_count(uint32_t pid) {
-    char path[48] = "/proc/", buf[2048];
-    const char *f;
-    int threads = 0;
-    memcpy(srng_put_pid(path + 6, pid), "/status", 8);
-    if (srng_read_file(path, buf, sizeof buf) <= 0) return 0;
-    f = strstr(buf, "\nThreads:");
-    if (f == SRNG_NULL) return 0;
-    for (f += 9; *f == ' ' || *f == '\t'; f++) {
-    }
-    for (; *f >= '0' && *f <= '9' && threads < 1000000; f++) threads = threads * 10 + (*f - '0');
-    return threads;
-}
-
-static int srng_process_lookup(uint32_t pid, srng_process *out) {
-    char path[64] = "/proc/", buf[512];
-    const char *f;
-    uint64_t start = 0;
-    int i;
-    /* /proc/PID/task/PID/stat (the main thread's: the process's start
-       time), not /proc/PID/stat: qemu-user answers a process's reads of
-       its own /proc/PID/stat itself, and in a forked child with the
-       parent's start time. */
-    char *at = srng_put_pid(path + 6, pid);
-    memcpy(at, "/task/", 6);
-    memcpy(srng_put_pid(at + 6, pid), "/stat", 6);
-    /* Only the kernel's "no such process" is certain: /proc may be
-       missing (a chroot), hide other users' processes (hidepid), or be out
-       of descriptors. The caller has checked that the pid is of our
-       namespace. */
-    if (syscall(SYS_kill, SRNG_CAST(long, pid), 0L) != 0 && errno == ESRCH) return 0;
-    if (srng_read_file(path, buf, sizeof buf) <= 0) return -1;
-    /* "pid (comm) state ppid ..." where comm may hold anything: the
-       fields start after the last ')'. Field 3 is the state, 22 the start
-       time. A zombie leader is a dead process not yet reaped, unless its
-       other threads run on (it called pthread_exit). */
-    f = strrchr(buf, ')');
-    if (f == SRNG_NULL || f[1] != ' ') return -1;
-    f += 2;
-    if (*f == 'Z' || *f == 'X' || *f == 'x') {
-        int threads = srng_thread_count(pid);
-        if (threads <= 0) return -1;
-        if (threads == 1) return 0;
-    }
-    for (i = 0; i < 19; i++) {
-        f = strchr(f, ' ');
-        if (f == SRNG_NULL) return -1;
-        f++;
-    }
-    for (; *f >= '0' && *f <= '9'; f++) start = start * 10u + SRNG_CAST(uint64_t, *f - '0');
-    out->start = start;
-    out->boot = srng_boot_id();
-    return out->boot != 0 ? 1 : -1; /* without the boot, no token to compare */
-}
-
-/* ---- ownership the kernel keeps (Linux) ------------------------------------
-   Given the descriptor of the file the region maps (options.region_fd), a
-   side holds an open-file-description lock (F_OFD_SETLK) on one byte of
-   that file: the byte at its identity block's offset. The kernel drops it
-   when the last descriptor of that description closes: at detach, or when
-   the process dies, whatever namespace, chroot or hidepid hides it from
-   /proc. A judge tests the byte (F_OFD_GETLK) through a description of its
-   own, because one description's locks never conflict with each other and
-   a descriptor passed by fork or over a socket is one description: so each
-   handle opens the file anew through /proc/self/fd. The lock is taken
-   before the owner word is claimed with the LOCKED bit, so a word with
-   that bit whose byte is free belongs to a process that has closed it: one
-   gone. A held byte proves less (a child forked after attach holds the
-   description too): the /proc checks still run, and may find it gone. */
-#define SRNG_HAVE_KERNEL_LOCK 1
-#define SRNG_F_OFD_GETLK 36
-#define SRNG_F_OFD_SETLK 37
-
-/* struct flock64's head, as the kernel reads it on every architecture we
-   build for; the tail leaves room for any architecture's longer one. */
-typedef struct srng_flock {
-    short type, whence;
-    int64_t start, len;
-    int pid;
-    char room[32];
-} srng_flock;
-
-/* F_OFD_SETLK or F_OFD_GETLK of `type` on one byte. Returns the lock type
-   GETLK found (F_UNLCK: none in the way), SETLK's F_WRLCK, or -1. */
-static int srng_ofd_lock(int fd, int cmd, short type, unsigned byte) {
-    srng_flock fl;
-    long r;
-    memset(&fl, 0, sizeof fl);
-    fl.type = type;
-    fl.whence = SEEK_SET;
-    fl.start = byte;
-    fl.len = 1;
-#ifdef SYS_fcntl64 /* 32-bit: the call that takes struct flock64 */
-    r = syscall(SYS_fcntl64, SRNG_CAST(long, fd), SRNG_CAST(long, cmd), &fl);
 #else
-    r = syscall(SYS_fcntl, SRNG_CAST(long, fd), SRNG_CAST(long, cmd), &fl);
-#endif
-    return r == 0 ? fl.type : -1;
-}
-
-/* This handle's own description of the region's file, locked at our
-   side's byte: in *lock_fd, or -1 there when no lock can be had (no /proc
-   to reopen through, another description holds the byte: a live owner, a
-   lost handle taken back, or a forked child's copy). Taken before the
-   claim, so that the claim can judge the side's last owner by its byte.
-   Returns OK, or ERR_ARG when fd is not an open regular file. */
-static int srng_lock_side(int fd, unsigned id_off, int *lock_fd) {
-    char path[32] = "/proc/self/fd/";
-    struct stat st;
-    int own;
-    *lock_fd = -1;
-    if (fd <= 0) return SHARED_RING_OK;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
-        return srng_explain(SHARED_RING_ERR_ARG, "region_fd %u is not an open regular file",
-                            SRNG_CAST(uint32_t, fd), 0, 0);
-    *srng_put_pid(path + 14, SRNG_CAST(uint32_t, fd)) = 0;
-#ifdef O_CLOEXEC
-    own = open(path, O_RDWR | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-#else
-    own = open(path, O_RDWR | O_NONBLOCK | O_NOCTTY);
-    if (own >= 0) (void)fcntl(own, F_SETFD, FD_CLOEXEC);
-#endif
-    if (own < 0) return SHARED_RING_OK;
-    if (srng_ofd_lock(own, SRNG_F_OFD_SETLK, F_WRLCK, id_off) != F_WRLCK) {
-        close(own);
-        return SHARED_RING_OK;
-    }
-    *lock_fd = own;
-    return SHARED_RING_OK;
-}
-
-/* Does the locked file hold this ring (its ring id, read through our own
-   description, whose offset no one else uses)? Asked once the claim holds
-   the side: no format can change the id then. OK, or ERR_ARG. */
-static int srng_file_holds(int lock_fd, const unsigned char *region) {
-    uint64_t ring_id = 0;
-    if (lock_fd < 0) return SHARED_RING_OK;
-    if (lseek(lock_fd, SRNG_OFF_RING_ID, SEEK_SET) == SRNG_OFF_RING_ID &&
-        read(lock_fd, &ring_id, sizeof ring_id) == SRNG_CAST(long, sizeof ring_id) &&
-        ring_id == SRNG_LOAD(SRNG_PUN(const srng_au64 *, region + SRNG_OFF_RING_ID), relaxed))
-        return SHARED_RING_OK;
-    return srng_refuse(SHARED_RING_ERR_ARG, "region_fd is not the file this ring is mapped from");
-}
-
-/* GONE when the owner's byte is free (its owner word has the LOCKED bit),
-   else UNKNOWN: the /proc checks decide. */
-static int srng_lock_status(int lock_fd, unsigned id_off) {
-    if (lock_fd < 0) return SRNG_UNKNOWN;
-    return srng_ofd_lock(lock_fd, SRNG_F_OFD_GETLK, F_WRLCK, id_off) == F_UNLCK ? SRNG_GONE
-                                                                                : SRNG_UNKNOWN;
-}
-
-static void srng_unlock_side(int lock_fd) {
-    if (lock_fd >= 0) close(lock_fd);
-}
-#endif
-
-#ifndef SRNG_HAVE_KERNEL_LOCK
-/* No open-file-description locks: region_fd is not used. */
-static int srng_lock_side(int fd, unsigned id_off, int *lock_fd) {
-    (void)fd;
-    (void)id_off;
-    *lock_fd = -1;
-    return SHARED_RING_OK;
-}
-static int srng_file_holds(int lock_fd, const unsigned char *region) {
-    (void)lock_fd;
-    (void)region;
-    return SHARED_RING_OK;
-}
-static void srng_unlock_side(int lock_fd) { (void)lock_fd; }
-#ifdef SRNG_HAVE_IDENTITY
-static int srng_lock_status(int lock_fd, unsigned id_off) {
-    (void)lock_fd;
-    (void)id_off;
-    return SRNG_UNKNOWN;
-}
+static uint64_t srng_pid_namespace(void) { return 1; } /* no namespaces: "the one" */
 #endif
 #endif
 
@@ -2760,122 +2447,191 @@ static uint64_t srng_in_state(uint64_t owner, uint32_t state) {
     return (owner & ~SRNG_CAST(uint64_t, SRNG_OWNER_STATE | SRNG_OWNER_LOCKED)) | state;
 }
 
-#if defined(SRNG_HAVE_IDENTITY) || defined(SRNG_HAVE_BELLS)
-/* A 64-bit word of an identity block, read once. */
-static uint64_t srng_id_field(const unsigned char *region, unsigned off) {
-    return SRNG_LOAD(SRNG_PUN(const srng_au64 *, region + off), relaxed);
+#ifdef SRNG_HAVE_IDENTITY
+/* A number every copy of the library in a process reads alike (a handle
+   attached by one copy may be used through another, SHARED_RING_STATIC's
+   case), and that differs between processes: the kernel's random bytes
+   for the program (Linux; a forked child has its parent's, so the pid is
+   mixed in below), the process's creation time (Windows), or 0. */
+#if defined(__linux__)
+#include <sys/auxv.h>
+static uint64_t srng_process_number(void) {
+    const void *bytes = SRNG_PUN(const void *, getauxval(AT_RANDOM)); /* an unsigned long */
+    uint64_t x = 0;
+    if (bytes != SRNG_NULL) memcpy(&x, bytes, sizeof x);
+    return x;
+}
+#elif defined(_WIN32)
+static uint64_t srng_process_number(void) {
+    FILETIME created, exited, kernel, user;
+    if (!GetProcessTimes(GetCurrentProcess(), &created, &exited, &kernel, &user)) return 0;
+    return SRNG_CAST(uint64_t, created.dwHighDateTime) << 32 | created.dwLowDateTime;
+}
+#else
+static uint64_t srng_process_number(void) { return 0; }
+#endif
+
+/* This process's owner word (ATTACHED, without LOCKED): its pid, and in
+   the high half its number mixed with the pid. */
+static uint64_t srng_my_word(void) {
+    uint32_t pid = srng_getpid();
+    uint64_t number;
+    if (pid > SRNG_OWNER_PID) pid = SRNG_OWNER_PID;
+    number = srng_mix(srng_process_number() ^ pid) & 0xFFFFFFFFu;
+    return number << 32 | pid;
 }
 #endif
 
+/* A 64-bit word of a side's block, read once. */
+static uint64_t srng_id_field(const unsigned char *region, unsigned off) {
+    return SRNG_LOAD(SRNG_PUN(const srng_au64 *, region + off), acquire);
+}
+
+/* ---- the kernel's locks (Linux) --------------------------------------------
+   A judge tests a byte (F_OFD_GETLK) through a description of its own:
+   one description's locks never conflict with each other, and a
+   descriptor passed by fork or over a socket is one description; so each
+   handle, and each prepare, opens the file anew through /proc/self/fd. A
+   child forked after attach shares its parent's description, so the lock
+   lives while either does (the child adopts the side, or its exit ends it). */
+#if defined(SRNG_HAVE_IDENTITY) && defined(__linux__)
+#define SRNG_HAVE_KERNEL_LOCK 1
+#ifdef O_CLOEXEC
+#define SRNG_O_CLOEXEC O_CLOEXEC
+#else
+#define SRNG_O_CLOEXEC 0 /* strict ISO C builds of old libcs hide it */
+#endif
+#define SRNG_F_OFD_GETLK 36
+#define SRNG_F_OFD_SETLK 37
+
+/* struct flock64's head, as the kernel reads it on every architecture we
+   build for; the tail leaves room for any architecture's longer one. */
+typedef struct srng_flock {
+    short type, whence;
+    int64_t start, len;
+    int pid;
+    char room[32];
+} srng_flock;
+
+/* F_OFD_SETLK or F_OFD_GETLK of `type` on one byte. Returns the lock type
+   GETLK found (F_UNLCK: none in the way), SETLK's F_WRLCK, or -1 (errno:
+   EAGAIN or EACCES when another description holds the byte). */
+static int srng_ofd_lock(int fd, int cmd, short type, unsigned byte) {
+    srng_flock fl;
+    long r;
+    memset(&fl, 0, sizeof fl);
+    fl.type = type;
+    fl.whence = SEEK_SET;
+    fl.start = byte;
+    fl.len = 1;
+#ifdef SYS_fcntl64 /* 32-bit: the call that takes struct flock64 */
+    r = syscall(SYS_fcntl64, SRNG_CAST(long, fd), SRNG_CAST(long, cmd), &fl);
+#else
+    r = syscall(SYS_fcntl, SRNG_CAST(long, fd), SRNG_CAST(long, cmd), &fl);
+#endif
+    return r == 0 ? fl.type : -1;
+}
+
+/* A description of the region's file of our own, in *own: -1 when fd is 0
+   (none) or the file cannot be opened anew (no /proc): no lock then, and
+   no death judged. Returns OK, or ERR_ARG when fd is not an open regular
+   file. */
+static int srng_open_own(int fd, int *own) {
+    char path[32] = "/proc/self/fd/", digits[12];
+    struct stat st;
+    size_t n = 0, at = 14;
+    uint32_t v = SRNG_CAST(uint32_t, fd);
+    *own = -1;
+    if (fd <= 0) return SHARED_RING_OK;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+        return srng_explain(SHARED_RING_ERR_ARG, "region_fd %u is not an open regular file",
+                            SRNG_CAST(uint32_t, fd), 0, 0);
+    do digits[n++] = SRNG_CAST(char, '0' + v % 10u);
+    while ((v /= 10u) != 0);
+    while (n > 0) path[at++] = digits[--n];
+    path[at] = 0;
+    /* read-write for a write lock; an inspector may only read (it tests).
+       Close-on-exec at open: a program a thread of ours execs meanwhile
+       must not inherit the lock and keep us "alive". */
+    *own = open(path, O_RDWR | O_NONBLOCK | O_NOCTTY | SRNG_O_CLOEXEC);
+    if (*own < 0) *own = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | SRNG_O_CLOEXEC);
+    if (*own >= 0 && SRNG_O_CLOEXEC == 0) (void)fcntl(*own, F_SETFD, FD_CLOEXEC);
+    return SHARED_RING_OK;
+}
+
+/* Take the lock on the side's byte through our description `own`: 1
+   taken, 0 another description holds it (a live holder), -1 the kernel
+   refused otherwise (no lock to be had). */
+static int srng_lock_byte(int own, unsigned id_off) {
+    if (own < 0) return -1;
+    if (srng_ofd_lock(own, SRNG_F_OFD_SETLK, F_WRLCK, id_off) == F_WRLCK) return 1;
+    return errno == EAGAIN || errno == EACCES ? 0 : -1;
+}
+
+/* Is the byte of the side at id_off held by a description other than
+   `own`? 1 held, 0 free, -1 cannot tell (no description). */
+static int srng_byte_held(int own, unsigned id_off) {
+    int type = own >= 0 ? srng_ofd_lock(own, SRNG_F_OFD_GETLK, F_WRLCK, id_off) : -1;
+    return type < 0 ? -1 : type != F_UNLCK;
+}
+
+/* Does the locked file hold this ring (its ring id, read through our own
+   description, whose offset no one else uses)? Asked once the claim holds
+   the side: no format can change the id then. OK, or ERR_ARG. */
+static int srng_file_holds(int own, const unsigned char *region) {
+    uint64_t ring_id = 0;
+    if (own < 0) return SHARED_RING_OK;
+    if (lseek(own, SRNG_OFF_RING_ID, SEEK_SET) == SRNG_OFF_RING_ID &&
+        read(own, &ring_id, sizeof ring_id) == SRNG_CAST(long, sizeof ring_id) &&
+        ring_id == SRNG_LOAD(SRNG_PUN(const srng_au64 *, region + SRNG_OFF_RING_ID), relaxed))
+        return SHARED_RING_OK;
+    return srng_refuse(SHARED_RING_ERR_ARG, "region_fd is not the file this ring is mapped from");
+}
+
+/* Does the file, read through our description (whose offset no one else
+   moves), hold `owner` at the side's offset, as the region does? Else
+   region_fd is not the file the region maps from its offset 0, and its
+   locks say nothing of this ring. */
+static int srng_file_shows(int own, unsigned id_off, uint64_t owner) {
+    uint64_t w = 0;
+    return own >= 0 && lseek(own, id_off, SEEK_SET) == id_off &&
+           read(own, &w, sizeof w) == SRNG_CAST(long, sizeof w) && w == owner;
+}
+
+static void srng_close_own(int own) {
+    if (own >= 0) close(own);
+}
+#else
+/* No open-file-description locks: region_fd is not used. */
+static int srng_open_own(int fd, int *own) {
+    (void)fd;
+    *own = -1;
+    return SHARED_RING_OK;
+}
 #ifdef SRNG_HAVE_IDENTITY
-/* This process: pid, start time, namespaces. Read once per process and
-   kept: the owner word this process records must be the one it
-   recognizes as its own later, even if a read that failed then (out of
-   descriptors) would work now. The state names the pid it is for, so a
-   child forked while a thread of its parent was reading reads its own
-   instead of waiting for a thread it does not have; the read has no
-   cancellation point (srng_read_file), so no thread leaves it half done. */
-static void srng_self(srng_process *me) {
-    static srng_au64 state; /* pid << 2 | 1 being read, | 2 read (for that pid) */
-    static srng_au64 start, boot, ns, timens;
-    uint32_t pid = srng_getpid();
-    uint64_t reading, done;
-    if (pid > SRNG_OWNER_PID) pid = SRNG_OWNER_PID; /* judged UNKNOWN by everyone */
-    reading = SRNG_CAST(uint64_t, pid) << 2 | 1u;
-    done = reading + 1u;
-    for (;;) {
-        uint64_t st = SRNG_LOAD(&state, acquire);
-        if (st == done) break;
-        if (st != reading && SRNG_CAS(&state, st, reading)) {
-            srng_process p;
-            SRNG_SCHED_POINT("identity: being read");
-            memset(&p, 0, sizeof p);
-            if (srng_process_lookup(pid, &p) != 1) p.start = p.boot = 0;
-            SRNG_STORE(&start, p.start, relaxed);
-            SRNG_STORE(&boot, p.boot, relaxed);
-            SRNG_STORE(&ns, srng_pid_namespace(), relaxed);
-            SRNG_STORE(&timens, srng_time_namespace(), relaxed);
-            SRNG_STORE(&state, done, release);
-            break;
-        }
-        srng_cpu_relax(); /* another thread of this process is reading it */
-    }
-    me->pid = pid;
-    me->start = SRNG_LOAD(&start, relaxed);
-    me->boot = SRNG_LOAD(&boot, relaxed);
-    me->ns = SRNG_LOAD(&ns, relaxed);
-    me->timens = SRNG_LOAD(&timens, relaxed);
+static int srng_lock_byte(int own, unsigned id_off) {
+    (void)own;
+    (void)id_off;
+    return -1;
 }
-
-/* The 32-bit token of a start time `quanta` quanta after the epoch. */
-static uint32_t srng_start_token(uint64_t quanta, uint64_t boot) {
-    return SRNG_CAST(uint32_t, srng_mix(quanta ^ boot));
+#endif
+static int srng_byte_held(int own, unsigned id_off) {
+    (void)own;
+    (void)id_off;
+    return -1;
 }
-
-/* pid | token << 32; token 0 when the start time could not be read (no
-   one can then tell a reused pid from this process: it counts alive). */
-static uint64_t srng_owner_word(const srng_process *p) {
-    uint32_t token = p->start != 0 ? srng_start_token(p->start / SRNG_START_QUANTUM, p->boot) : 0u;
-    return SRNG_CAST(uint64_t, token) << 32 | p->pid;
+static int srng_file_holds(int own, const unsigned char *region) {
+    (void)own;
+    (void)region;
+    return SHARED_RING_OK;
 }
-
-/* The check of an identity slot: never 0, so a zeroed slot is no one's. */
-static uint64_t srng_slot_check(uint64_t who, uint64_t start, uint64_t ns, uint64_t timens) {
-    return srng_mix(who ^ srng_mix(start ^ srng_mix(ns ^ srng_mix(timens)))) | 1u;
+static int srng_file_shows(int own, unsigned id_off, uint64_t owner) {
+    (void)own;
+    (void)id_off;
+    (void)owner;
+    return 0;
 }
-
-/* The identity of the process whose word is `owner`, from the side's
-   identity slot if it names that word and passes its check: 1, or 0 (its
-   holder has not written it yet, or died before it could: it then counts
-   alive, see docs/protocol.md, "The identity slot"). */
-static int srng_holder(const unsigned char *region, unsigned id_off, uint64_t owner,
-                       srng_process *out) {
-    unsigned slot = id_off + SRNG_ID_SLOT;
-    uint64_t who = SRNG_LOAD(SRNG_PUN(const srng_au64 *, region + slot + SRNG_SLOT_WHO), acquire);
-    if (who != srng_in_state(owner, 0)) return 0;
-    out->start = srng_id_field(region, slot + SRNG_SLOT_START);
-    out->ns = srng_id_field(region, slot + SRNG_SLOT_NS);
-    out->timens = srng_id_field(region, slot + SRNG_SLOT_TIMENS);
-    return srng_id_field(region, slot + SRNG_SLOT_CHECK) ==
-           srng_slot_check(who, out->start, out->ns, out->timens);
-}
-
-/* Is the process that wrote `owner` in the identity block at id_off
-   alive? GONE only when the kernel says so for certain: its lock's byte
-   free (when it took one and we have a descriptor, lock_fd), no such pid
-   in our namespace, a zombie with no thread left, or the pid now held by a
-   process that started at another time (read in our time namespace).
-   Everything else that cannot be judged is UNKNOWN, which counts alive. */
-static int srng_owner_status(const unsigned char *region, unsigned id_off, uint64_t owner,
-                             int lock_fd) {
-    srng_process me, them, holder;
-    uint32_t pid = SRNG_CAST(uint32_t, owner) & SRNG_OWNER_PID;
-    uint32_t token = SRNG_CAST(uint32_t, owner >> 32);
-    uint64_t q;
-    int r;
-    if ((owner & SRNG_OWNER_LOCKED) != 0u && srng_lock_status(lock_fd, id_off) == SRNG_GONE)
-        return SRNG_GONE;
-    srng_self(&me);
-    if (!srng_holder(region, id_off, owner, &holder))
-        return SRNG_UNKNOWN; /* no slot names it (yet): we cannot place it */
-    if (holder.ns == 0 || me.ns == 0 || holder.ns != me.ns || pid == SRNG_OWNER_PID)
-        return SRNG_UNKNOWN; /* its pid is not ours to look up */
-    /* Our own pid: this process, or one that had our pid and is gone. */
-    if (pid == me.pid) return srng_same_owner(owner, srng_owner_word(&me)) ? SRNG_ALIVE : SRNG_GONE;
-    memset(&them, 0, sizeof them);
-    r = srng_process_lookup(pid, &them);
-    if (r == 0) return SRNG_GONE;
-    if (r < 0 || token == 0) return SRNG_UNKNOWN;
-    /* The recorded token, against the start time read now, give or take a
-       quantum (see SRNG_START_QUANTUM). */
-    q = them.start / SRNG_START_QUANTUM;
-    if (token == srng_start_token(q, them.boot) || token == srng_start_token(q - 1u, them.boot) ||
-        token == srng_start_token(q + 1u, them.boot))
-        return SRNG_ALIVE;
-    /* Start times read in two time namespaces cannot be compared. */
-    if (holder.timens != me.timens) return SRNG_UNKNOWN;
-    return SRNG_GONE; /* the pid was reused */
-}
+static void srng_close_own(int own) { (void)own; }
 #endif
 
 static srng_au64 *srng_owner_at(unsigned char *region, unsigned id_off) {
@@ -2897,92 +2653,196 @@ static int srng_owner_move(unsigned char *region, unsigned id_off, uint64_t from
 }
 
 #ifdef SRNG_HAVE_IDENTITY
-/* The identity slot of the side at id_off, by the holder of its word
-   `owner` only, right after its move. */
-static void srng_write_identity(unsigned char *region, unsigned id_off, uint64_t owner,
-                                const srng_process *me) {
-    uint64_t who = srng_in_state(owner, 0);
+/* The identity slot: the holder's pid namespace, beside whose it is (the
+   owner word without state), written by the word's holder right after its
+   move (no one else writes it: a write before the move could land over a
+   rival's that moved first). */
+static void srng_write_identity(unsigned char *region, unsigned id_off, uint64_t owner) {
     unsigned slot = id_off + SRNG_ID_SLOT;
-    SRNG_STORE(srng_u64_at(region, slot + SRNG_SLOT_START), me->start, relaxed);
-    SRNG_STORE(srng_u64_at(region, slot + SRNG_SLOT_NS), me->ns, relaxed);
-    SRNG_STORE(srng_u64_at(region, slot + SRNG_SLOT_TIMENS), me->timens, relaxed);
-    SRNG_STORE(srng_u64_at(region, slot + SRNG_SLOT_CHECK),
-               srng_slot_check(who, me->start, me->ns, me->timens), relaxed);
-    SRNG_STORE(srng_u64_at(region, slot + SRNG_SLOT_WHO), who, release);
+    SRNG_STORE(srng_u64_at(region, slot + SRNG_SLOT_NS), srng_pid_namespace(), relaxed);
+    SRNG_STORE(srng_u64_at(region, slot + SRNG_SLOT_WHO), srng_in_state(owner, 0), release);
 }
 
-/* Take the owner word at id_off for `want` (our identity, CLAIMING or
-   FORMATTING): from FREE, from a word whose process is gone for certain,
-   or, with take_back, from a word of this process; `judge` 0 takes any
-   word (a region that holds no ring of this layout: its words mean
-   nothing). Returns 1 taken; 0 with the live word in the way in *live. */
-static int srng_take(unsigned char *region, unsigned id_off, const srng_process *me, uint64_t want,
-                     int take_back, int judge, int lock_fd, uint64_t *live) {
+/* The pid namespace of the holder of `owner`, or 0: its slot names
+   another word (a former holder's, or none yet) before or after the
+   namespace is read. */
+static uint64_t srng_holder_ns(const unsigned char *region, unsigned id_off, uint64_t owner) {
+    unsigned slot = id_off + SRNG_ID_SLOT;
+    uint64_t who = srng_in_state(owner, 0), ns;
+    if (srng_id_field(region, slot + SRNG_SLOT_WHO) != who) return 0u;
+    ns = srng_id_field(region, slot + SRNG_SLOT_NS);
+    return srng_id_field(region, slot + SRNG_SLOT_WHO) == who ? ns : 0u;
+}
+
+/* Is the side at id_off held by this very process? Only when the kernel's
+   numbers say so: its word is ours (our pid and number), and its slot
+   places it in our pid namespace (a child of ours in a new namespace can
+   have our pid and number). Without the namespace: no. */
+static int srng_in_this_process(const unsigned char *region, unsigned id_off) {
+    uint64_t owner = srng_owner_load(region, id_off), ns;
+    if (owner == 0u || !srng_same_owner(owner, srng_my_word())) return 0;
+    ns = srng_holder_ns(region, id_off, owner);
+    return ns != 0u && ns == srng_pid_namespace();
+}
+
+/* ---- the judge: is a holder gone? -----------------------------------------
+   Only when the kernel says so, never on a guess:
+   - its word says LOCKED and the side's byte is free (the lock is taken
+     before the word and given back after it), asked through our own
+     description `own`, which must show the same word at that offset: a
+     region_fd of another file, or of a mapping not at offset 0, judges
+     nothing. A claim judges only while it holds the byte itself
+     (`have_byte`): then no live holder of a LOCKED word can exist.
+   - its pid, which its identity slot places in our pid namespace, names
+     no process, or one that ended (a pidfd is readable once it has, a
+     zombie's too; Windows: its handle is signalled). A pid reused
+     meanwhile names a live process: a death missed, never one made up.
+     This judges a holder without a file, and one whose lock lives on in
+     a description a forked child inherited. macOS: not at all. */
+#if defined(__linux__) && defined(SRNG_HAVE_POLL)
+#define SRNG_HAVE_PIDFD 1
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434 /* one number on every architecture */
+#endif
+/* Has the process of this pidfd ended (it is readable once it has)? */
+static int srng_exited(int pidfd) {
+    struct pollfd pfd;
+    pfd.fd = pidfd;
+    pfd.events = POLLIN;
+    pfd.revents = 0;
+    return poll(&pfd, 1, 0) > 0;
+}
+static int srng_pid_ended(uint32_t pid) {
+    int ended, fd = SRNG_CAST(int, syscall(SYS_pidfd_open, SRNG_CAST(int, pid), 0));
+    if (fd < 0 && errno == ESRCH) return 1;
+    if (fd < 0) /* before Linux 5.3: a zombie counts alive until reaped */
+        return syscall(SYS_kill, SRNG_CAST(long, pid), 0L) != 0 && errno == ESRCH;
+    ended = srng_exited(fd);
+    close(fd);
+    return ended;
+}
+#elif defined(_WIN32)
+static int srng_pid_ended(uint32_t pid) {
+    DWORD waited;
+    HANDLE h = OpenProcess(SYNCHRONIZE, FALSE, pid);
+    if (h == SRNG_NULL) return GetLastError() == ERROR_INVALID_PARAMETER;
+    waited = WaitForSingleObject(h, 0); /* signalled once it ended: unlike an exit code, certain */
+    CloseHandle(h);
+    return waited == WAIT_OBJECT_0;
+}
+#else
+static int srng_pid_ended(uint32_t pid) {
+    (void)pid;
+    return 0; /* nothing certain to ask */
+}
+#endif
+
+static int srng_gone(const unsigned char *region, unsigned id_off, uint64_t owner, int own,
+                     int have_byte) {
+    uint32_t pid = SRNG_CAST(uint32_t, owner) & SRNG_OWNER_PID;
+    uint64_t ns;
+    if ((owner & SRNG_OWNER_LOCKED) != 0u && srng_file_shows(own, id_off, owner) &&
+        (have_byte || srng_byte_held(own, id_off) == 0))
+        return 1;
+    ns = srng_holder_ns(region, id_off, owner);
+    return pid != SRNG_OWNER_PID && ns != 0u && ns == srng_pid_namespace() && srng_pid_ended(pid);
+}
+
+/* Take the owner word at id_off for `want` (our word, CLAIMING or
+   FORMATTING), given what our lock on its byte gave (`locked`, as
+   srng_lock_byte): from FREE, unless another description holds the byte
+   (a claim or a prepare in progress: *live 0); from a holder gone for
+   certain (judged through `own`); or, with take_back, from a word of this
+   process. `judge` 0 takes any word (a region that holds no ring of this
+   layout: its words mean nothing). Returns 1 taken; 0 with the word in the
+   way in *live. */
+static int srng_take(unsigned char *region, unsigned id_off, uint64_t want, int take_back,
+                     int judge, int own, int locked, uint64_t *live) {
     for (;;) {
         uint64_t cur = srng_owner_load(region, id_off);
+        if (cur == 0u && locked == 0 && !take_back) {
+            *live = 0u; /* another description holds the byte: a claim in progress */
+            return 0;
+        }
         if (cur != 0 && judge && !(take_back && srng_same_owner(cur, want)) &&
-            srng_owner_status(region, id_off, cur, lock_fd) != SRNG_GONE) {
+            !srng_gone(region, id_off, cur, own, locked == 1)) {
             *live = cur;
             return 0;
         }
         if (srng_owner_move(region, id_off, cur, want)) break;
     }
-    srng_write_identity(region, id_off, want, me); /* ours now */
+    srng_write_identity(region, id_off, want); /* ours now */
     return 1;
+}
+
+/* Why a side whose word is `live` cannot be taken by `mine`. */
+static int srng_taken_refusal(uint64_t live, uint64_t mine) {
+    if (live == 0u || (SRNG_CAST(uint32_t, live) & SRNG_OWNER_STATE) == SRNG_FORMATTING)
+        return srng_refuse(SHARED_RING_NOT_FORMATTED,
+                           "a prepare or a claim holds the side for a moment (retry, or "
+                           "attach_*_wait)");
+    return srng_explain(SHARED_RING_ERR_BUSY,
+                        srng_same_owner(live, mine)
+                            ? "another handle of this process holds the side "
+                              "(SHARED_RING_TAKE_BACK takes it back)"
+                            : "process %u holds the side (alive, or not known to be dead)",
+                        live & SRNG_OWNER_PID, 0, 0);
+}
+#else
+static int srng_in_this_process(const unsigned char *region, unsigned id_off) {
+    (void)region;
+    (void)id_off;
+    return 0; /* who holds a side cannot be told: fence */
+}
+static int srng_gone(const unsigned char *region, unsigned id_off, uint64_t owner, int own,
+                     int have_byte) {
+    (void)region, (void)id_off, (void)owner, (void)own, (void)have_byte;
+    return 0;
 }
 #endif
 
-/* An attach's claim on the identity block at id_off: CLAIMING with our
-   identity, our start time and namespaces beside it. Returns OK with the
+/* An attach's claim on the side at id_off: its lock first (through the
+   handle's description of the file, `own`, when it has one), then its
+   word, CLAIMING with our word, LOCKED when the lock is ours. A byte that
+   another description holds over a FREE word is a claim or a prepare in
+   progress: NOT_FORMATTED, so the _wait forms retry. Over a held word the
+   CAS decides after the judge: its holder may be gone while a forked
+   child keeps its description (judged by its pid). Returns OK with the
    word in *owner (0 where identities are not supported), ERR_BUSY (a live
    process holds the side or is attaching as it, this one included) or
-   NOT_FORMATTED (a live prepare holds it: it is formatting or judging the
-   region). */
-static int srng_claim(unsigned char *region, unsigned id_off, uint32_t flags, int lock_fd,
+   NOT_FORMATTED (a prepare or a claim holds it for a moment). */
+static int srng_claim(unsigned char *region, unsigned id_off, uint32_t flags, int own,
                       uint64_t *owner) {
 #ifdef SRNG_HAVE_IDENTITY
-    srng_process me;
-    uint64_t mine, live = 0;
-    srng_self(&me);
-    mine = srng_in_state(srng_owner_word(&me), SRNG_CLAIMING);
-    if (!srng_take(region, id_off, &me, mine, (flags & SHARED_RING_TAKE_BACK) != 0u, 1, lock_fd,
-                   &live)) {
-        if ((SRNG_CAST(uint32_t, live) & SRNG_OWNER_STATE) == SRNG_FORMATTING)
-            return srng_refuse(SHARED_RING_NOT_FORMATTED,
-                               "a prepare holds the region for a moment (retry, or attach_*_wait)");
-        return srng_explain(SHARED_RING_ERR_BUSY,
-                            srng_same_owner(live, mine)
-                                ? "another handle of this process holds the side "
-                                  "(SHARED_RING_TAKE_BACK takes it back)"
-                                : "process %u holds the side (alive, or not known to be dead)",
-                            live & SRNG_OWNER_PID, 0, 0);
-    }
+    int locked = srng_lock_byte(own, id_off); /* before the word */
+    uint64_t mine = srng_in_state(srng_my_word(), SRNG_CLAIMING), live = 0;
+    if (locked == 1) mine |= SRNG_OWNER_LOCKED;
+    if (!srng_take(region, id_off, mine, (flags & SHARED_RING_TAKE_BACK) != 0u, 1, own, locked,
+                   &live))
+        return srng_taken_refusal(live, mine);
     *owner = mine;
 #else
     (void)region;
     (void)id_off;
     (void)flags;
-    (void)lock_fd;
+    (void)own;
     *owner = 0;
 #endif
     return SHARED_RING_OK;
 }
 
-/* The end of an attach: CLAIMING -> ATTACHED (with LOCKED when the
-   handle holds its kernel lock). release: a peer that sees the word sees
-   the identity block written before it. ERR_BUSY if the word was taken
-   from under us (only a hostile peer, or one that could not place us). */
+/* The end of an attach: CLAIMING -> ATTACHED (LOCKED kept). release: a
+   peer that sees the word sees the identity slot written before it.
+   ERR_BUSY if the word was taken from under us (only a hostile peer). */
 static int srng_attached(shared_ring_side *s, unsigned id_off) {
     uint64_t attached;
     if (s->owner == 0) return SHARED_RING_OK; /* no identities here */
-    attached = srng_in_state(s->owner, SRNG_ATTACHED) |
-               (s->lock_fd >= 0 ? SRNG_CAST(uint64_t, SRNG_OWNER_LOCKED) : 0u);
+    attached = srng_in_state(s->owner, SRNG_ATTACHED) | (s->owner & SRNG_OWNER_LOCKED);
     if (!srng_owner_move(s->region, id_off, s->owner, attached))
         return srng_refuse(SHARED_RING_ERR_BUSY, "the side was taken while this attach ran");
     s->owner = attached;
     return SHARED_RING_OK;
 }
-
 
 /* A handle gives its side back: the word first (to FREE, if it still
    holds ours), then the lock (a judge that finds the byte free and the
@@ -2990,7 +2850,7 @@ static int srng_attached(shared_ring_side *s, unsigned id_off) {
 static void srng_release_side(shared_ring_side *s, unsigned char *region, unsigned id_off) {
     if (s->owner != 0) (void)srng_owner_move(region, id_off, s->owner, 0u);
     s->owner = 0;
-    srng_unlock_side(s->lock_fd);
+    srng_close_own(s->lock_fd);
     s->lock_fd = -1;
 }
 
@@ -3002,22 +2862,20 @@ static unsigned srng_peer_id(const shared_ring_side *s) {
 /* A handle used by a process other than the one that attached it (a
    child forked after attach): its owner word names the attacher, so it
    may not detach (that would free a side the attacher still uses), close
-   or wait until it adopted the handle. Checked where a system call costs nothing next to the call:
-   the hot path cannot afford getpid. ERR_HANDLE with the reason, or OK. */
+   or wait until it adopted the handle. Checked where a system call costs
+   nothing next to the call: the hot path cannot afford getpid. ERR_HANDLE
+   with the reason, or OK. */
 static int srng_foreign(const shared_ring_side *s) {
 #ifdef SRNG_HAVE_IDENTITY
-    srng_process me;
-    if (s->owner == 0) return SHARED_RING_OK;
-    srng_self(&me); /* the pid as owner words record it */
-    if ((SRNG_CAST(uint32_t, s->owner) & SRNG_OWNER_PID) != me.pid)
-        return srng_explain(SHARED_RING_ERR_HANDLE,
-                            "process %u attached this handle; a forked child adopts it "
-                            "(shared_ring_adopt_*) or attaches its own",
-                            s->owner & SRNG_OWNER_PID, 0, 0);
+    if (s->owner == 0 || srng_same_owner(s->owner, srng_my_word())) return SHARED_RING_OK;
+    return srng_explain(SHARED_RING_ERR_HANDLE,
+                        "process %u attached this handle; a forked child adopts it "
+                        "(shared_ring_adopt_*) or attaches its own",
+                        s->owner & SRNG_OWNER_PID, 0, 0);
 #else
     (void)s;
-#endif
     return SHARED_RING_OK;
+#endif
 }
 
 /* Is the peer's owner word `owner` news to this handle? Only an ATTACHED
@@ -3049,23 +2907,16 @@ static void srng_note_peer(shared_ring_side *s, uint64_t owner, uint64_t now) {
 }
 
 /* ---- the peer's death as a descriptor (event loops) ---------------------- */
-#if defined(__linux__) && defined(SRNG_HAVE_IDENTITY) && defined(SRNG_HAVE_POLL)
+#if defined(SRNG_HAVE_PIDFD) && defined(SRNG_HAVE_IDENTITY)
 #define SRNG_HAVE_PEER_FD 1
-#ifndef SYS_pidfd_open
-#define SYS_pidfd_open 434 /* one number on every architecture */
-#endif
 
 /* Has the process peer_fd was opened for ended? Only while the peer's
    word is still the one it was opened for: a new peer is judged anew. */
 static int srng_peer_exited(const shared_ring_side *s) {
-    struct pollfd pfd;
     if (s->peer_fd < 0 || s->realtime || /* polls no descriptor */
         srng_owner_load(s->region, srng_peer_id(s)) != s->peer_fd_owner)
         return 0;
-    pfd.fd = s->peer_fd;
-    pfd.events = POLLIN;
-    pfd.revents = 0;
-    return poll(&pfd, 1, 0) > 0; /* a pidfd is readable once its process exited */
+    return srng_exited(s->peer_fd);
 }
 
 static void srng_drop_peer_fd(shared_ring_side *s) {
@@ -3073,30 +2924,30 @@ static void srng_drop_peer_fd(shared_ring_side *s) {
     s->peer_fd = -1;
 }
 
-/* Open a pidfd for the peer's owner word `owner`: first the descriptor,
-   then the judge, so that a live verdict is about the process the
-   descriptor names (a pid is not reused while its process lives). */
+/* Open a pidfd for the peer's owner word `owner`, whose pid must be one of
+   our namespace. A pid is not reused while its process lives, so the
+   descriptor names the peer when the kernel's lock says, after it was
+   opened, that the peer lives; a peer that holds no lock is taken as the
+   pid's process (had it died already, its pid's new process is watched in
+   its place: a death missed, never one made up). */
 static int srng_open_peer_fd(shared_ring_side *s, unsigned peer, uint64_t owner) {
     uint32_t pid = SRNG_CAST(uint32_t, owner) & SRNG_OWNER_PID;
-    int fd = SRNG_CAST(int, syscall(SYS_pidfd_open, SRNG_CAST(int, pid), 0));
-    int status;
+    uint64_t ns = srng_holder_ns(s->region, peer, owner);
+    int fd;
+    if (ns == 0u || ns != srng_pid_namespace())
+        return srng_refuse(SHARED_RING_ERR_STATE,
+                           "the peer's process cannot be placed from here (another pid "
+                           "namespace, no /proc, or it is still attaching)");
+    fd = SRNG_CAST(int, syscall(SYS_pidfd_open, SRNG_CAST(int, pid), 0));
     if (fd < 0 && errno != ESRCH)
         return srng_refuse(SHARED_RING_ERR_SYSTEM,
                            "pidfd_open failed (Linux before 5.3, or out of descriptors): watch "
                            "with a timer");
-    status = srng_owner_status(s->region, peer, owner, s->lock_fd);
-    if (status != SRNG_ALIVE) {
+    if (fd < 0 || srng_exited(fd) || srng_gone(s->region, peer, owner, s->lock_fd, 0)) {
         if (fd >= 0) close(fd);
-        if (status == SRNG_GONE) {
-            s->peer_gone = 1;
-            return srng_refuse(SHARED_RING_PEER_GONE, srng_gone_text);
-        }
-        return srng_refuse(SHARED_RING_ERR_STATE,
-                           "the peer's process cannot be placed from here (another pid "
-                           "namespace, or it is still attaching)");
+        s->peer_gone = 1;
+        return srng_refuse(SHARED_RING_PEER_GONE, srng_gone_text);
     }
-    if (fd < 0) /* ESRCH, yet alive: a pid namespace the judge did not see */
-        return srng_refuse(SHARED_RING_ERR_STATE, "the peer's process cannot be placed from here");
     srng_drop_peer_fd(s);
     s->peer_fd = fd;
     s->peer_fd_owner = owner;
@@ -3157,9 +3008,10 @@ static int srng_same_ring(shared_ring_side *s) {
    process at most every SRNG_LIVENESS_NS (`now` is the clock), a change
    of its owner word at once. Sets s->peer_gone (and clears gone_told
    when a new peer comes). Returns 1 when the peer is in another process
-   (a sleep must then end by s->check_at to look again), 0 when there is
-   no peer or it is in this process, ERR_CORRUPT when the region was
-   formatted anew under this handle (its ring id changed). */
+   and the kernel can tell its death (a sleep must then end by s->check_at
+   to look again), 0 when there is no peer, it is in this process or its
+   death cannot be told, ERR_CORRUPT when the region was formatted anew
+   under this handle (its ring id changed). */
 static int srng_watch_peer(shared_ring_side *s, uint64_t now) {
     unsigned peer = srng_peer_id(s);
     uint64_t owner;
@@ -3168,21 +3020,19 @@ static int srng_watch_peer(shared_ring_side *s, uint64_t now) {
     owner = srng_owner_load(s->region, peer);
     srng_note_peer(s, owner, now);
     owner = s->peer_owner;
-    /* our own word: a peer in this process (another pid is judged below,
-       ours with another token too: a dead process that had our pid) */
+    /* our own word (pid and number): a peer in this process, whose death
+       would be ours */
     if (s->owner == 0 || owner == 0 || srng_same_owner(owner, s->owner)) return 0;
-#ifdef SRNG_HAVE_IDENTITY
     if (srng_peer_exited(s)) { /* the kernel says so: no need to wait for the next look */
         s->peer_gone = 1;
         return 1;
     }
+    /* another process: the kernel is asked (srng_gone) every
+       SRNG_LIVENESS_NS */
     if (now - s->check_at < (SRNG_CAST(uint64_t, 1) << 63)) { /* now >= check_at */
-        s->peer_gone = srng_owner_status(s->region, peer, owner, s->lock_fd) == SRNG_GONE;
+        s->peer_gone = SRNG_CAST(uint32_t, srng_gone(s->region, peer, owner, s->lock_fd, 0));
         s->check_at = now + SRNG_LIVENESS_NS;
     }
-#else
-    (void)now;
-#endif
     return 1;
 }
 
@@ -3255,31 +3105,6 @@ static int srng_process_barrier(void) {
 /* The fenceless_for word of the side whose sleeping word is `sleeping`. */
 static srng_au64 *srng_fenceless_for(srng_au32 *sleeping) {
     return SRNG_PUN(srng_au64 *, srng_beside(sleeping, SRNG_FENCELESS_FOR_WORD));
-}
-
-/* Is the side whose identity block is at id_off attached from this very
-   process? Only when the kernel's numbers say so: our pid in our pid
-   namespace. Without the namespace (no /proc) a process of another
-   namespace could have our pid number: then no. */
-#if defined(SRNG_HAVE_IDENTITY) && defined(__linux__)
-static int srng_owned_by(const unsigned char *region, unsigned id_off, const srng_process *me) {
-    uint64_t owner = srng_id_field(region, id_off + SRNG_ID_OWNER);
-    srng_process holder;
-    return (SRNG_CAST(uint32_t, owner) & SRNG_OWNER_PID) == me->pid &&
-           srng_holder(region, id_off, owner, &holder) && holder.ns != 0 && holder.ns == me->ns;
-}
-#endif
-
-static int srng_in_this_process(const unsigned char *region, unsigned id_off) {
-#if defined(SRNG_HAVE_IDENTITY) && defined(__linux__)
-    srng_process me;
-    srng_self(&me);
-    return srng_owned_by(region, id_off, &me);
-#else
-    (void)region;
-    (void)id_off;
-    return 0;
-#endif
 }
 
 static void srng_end_direct(shared_ring_producer *p);
@@ -3743,7 +3568,7 @@ static int srng_attach_side(shared_ring_side *s, void *region, size_t region_siz
                            "SHARED_RING_POLL_ONLY or SHARED_RING_REALTIME with wait and wake "
                            "hooks: a side that polls is woken by nothing, and a real-time one "
                            "calls nothing");
-    r = srng_lock_side(opt->region_fd, id_off, &s->lock_fd);
+    r = srng_open_own(opt->region_fd, &s->lock_fd);
     if (r != SHARED_RING_OK) return r;
     r = srng_claim(r8, id_off, opt->flags, s->lock_fd, &s->owner);
     /* Our claim holds the side: no prepare can format the region now, so
@@ -3985,11 +3810,10 @@ static uint64_t srng_new_ring_id(const void *region) {
     return x != 0 ? x : 1u;
 }
 
-/* Write an empty ring's header. The identity owner words are left as they
-   are: format clears them, prepare holds them marked until the end. */
 /* Clear a side's block [id_off, end) but its owner word and the identity
-   beside it: a prepare killed while formatting holds the word, and a
-   later one can judge it gone only from that identity. */
+   slot beside it: the preparer that formats holds the word (format clears
+   it, prepare gives it back at the end), and a judge places its pid by
+   that slot. */
 static void srng_clear_side(unsigned char *r, unsigned id_off, unsigned end) {
     SRNG_STORE(srng_u64_at(r, id_off + SRNG_ID_ATTACH), 0u, relaxed);
     memset(r + id_off + SRNG_ID_END, 0, end - id_off - SRNG_ID_END);
@@ -4061,58 +3885,85 @@ static int srng_holds_stream(unsigned char *r, size_t region_size) {
            SRNG_LOAD(srng_u32_at(r, SRNG_OFF_CLOSE_SEEN), relaxed) == 0u; /* an unread close */
 }
 
-/* prepare's hold on the region: both owner words FORMATTING with our
-   identity, taken in one order (producer, then consumer) from FREE or a
-   gone owner. Returns OK (both held), 1 (a live side attached), or
-   ERR_BUSY (a live prepare or attach holds one: try again); on any
-   refusal the word already taken is given back, and since a FORMATTING
-   word is never a peer, no reader sees it come and go. */
-static int srng_hold_for_format(unsigned char *r, const srng_process *me, uint64_t mark) {
+/* prepare's hold on one side: its lock through our description `own`
+   (when there is one), then its word, *mark (FORMATTING, LOCKED once the
+   lock is ours): from FREE or a holder gone for certain, as srng_claim.
+   Returns OK, 1 (a live side is attached), or ERR_BUSY (a live prepare or
+   attach holds it, or is taking it: try again). */
+static int srng_hold_side(unsigned char *r, unsigned id_off, uint64_t *mark, int judge, int own) {
+    uint64_t live = 0;
+    int locked = srng_lock_byte(own, id_off); /* prepare's */
+    if (locked == 1) *mark |= SRNG_OWNER_LOCKED; /* only a lock held says so */
+    if (srng_take(r, id_off, *mark, 0, judge, own, locked, &live)) return SHARED_RING_OK;
+    /* An attach or a prepare in progress ends in a moment: attached (the
+       ring is kept) or gone (we try again). */
+    return srng_is_attached(live) ? 1 : SHARED_RING_ERR_BUSY;
+}
+
+/* prepare's hold on the region: both owner words FORMATTING with our word
+   (each LOCKED when `own` took its lock), taken in one order (producer, then
+   consumer). Returns OK (both held), 1 (a live side attached), or
+   ERR_BUSY (try again); on any refusal the word already taken is given
+   back, and since a FORMATTING word is never a peer, no reader sees it
+   come and go. */
+static int srng_hold_for_format(unsigned char *r, int own) {
     uint32_t magic = SRNG_LOAD(srng_u32_at(r, SRNG_OFF_MAGIC), acquire);
     /* owner words of a region that holds no ring of this layout mean nothing */
     int judge = magic == 0u || (magic == SHARED_RING_MAGIC &&
                                 srng_get32(r, SRNG_OFF_VERSION) == SHARED_RING_LAYOUT_VERSION);
-    uint64_t live = 0;
-    if (srng_take(r, SRNG_OFF_PRODUCER_ID, me, mark, 0, judge, -1, &live)) {
-        if (srng_take(r, SRNG_OFF_CONSUMER_ID, me, mark, 0, judge, -1, &live)) return SHARED_RING_OK;
-        (void)srng_owner_move(r, SRNG_OFF_PRODUCER_ID, mark, 0u);
+    uint64_t mine = srng_in_state(srng_my_word(), SRNG_FORMATTING);
+    uint64_t producer = mine, consumer = mine;
+    int res = srng_hold_side(r, SRNG_OFF_PRODUCER_ID, &producer, judge, own);
+    if (res != SHARED_RING_OK) return res;
+    res = srng_hold_side(r, SRNG_OFF_CONSUMER_ID, &consumer, judge, own);
+    if (res != SHARED_RING_OK) (void)srng_owner_move(r, SRNG_OFF_PRODUCER_ID, producer, 0u);
+    return res;
+}
+
+/* Format unless in use, holding both sides (identities supported). The
+   locks go with our description, closed between tries (a failed try must
+   not keep a byte another prepare waits for) and at the end, after the
+   words are given back. */
+static int srng_prepare_held(unsigned char *r, size_t region_size, size_t capacity,
+                             size_t max_message, int region_fd) {
+    int own, tries, res;
+    /* Another prepare or an attach holds a side for microseconds: wait for
+       it (1 ms naps, at most a second), then judge the region again. */
+    for (tries = 0;; tries++) {
+        res = srng_open_own(region_fd, &own);
+        if (res != SHARED_RING_OK) return res;
+        res = srng_hold_for_format(r, own);
+        if (res != SHARED_RING_ERR_BUSY) break;
+        srng_close_own(own);
+        if (tries == 1000)
+            return srng_refuse(SHARED_RING_ERR_BUSY,
+                               "another process has held the region for formatting for a "
+                               "second (stopped in the middle?)");
+        srng_nap(1000000u);
     }
-    /* An attach in progress ends in a moment: attached (the ring is kept)
-       or refused (an unformatted region, which we must then format). */
-    return (SRNG_CAST(uint32_t, live) & SRNG_OWNER_STATE) != SRNG_ATTACHED ? SHARED_RING_ERR_BUSY : 1;
+    if (res == SHARED_RING_OK) {
+        uint64_t producer = srng_owner_load(r, SRNG_OFF_PRODUCER_ID);
+        uint64_t consumer = srng_owner_load(r, SRNG_OFF_CONSUMER_ID);
+        /* Both sides held: nothing can attach, publish or release now. */
+        res = srng_holds_stream(r, region_size);
+        if (res == 0) srng_write_header(r, capacity, max_message);
+        (void)srng_owner_move(r, SRNG_OFF_PRODUCER_ID, producer, 0u);
+        (void)srng_owner_move(r, SRNG_OFF_CONSUMER_ID, consumer, 0u);
+    }
+    srng_close_own(own);
+    return res;
 }
 #endif
 
 SHARED_RING_API int shared_ring_prepare(void *region, size_t region_size, size_t capacity,
-                                        size_t max_message) {
+                                        size_t max_message, int region_fd) {
     unsigned char *r = SRNG_CAST(unsigned char *, region);
     int res = srng_format_args(region, region_size, &capacity, &max_message);
     if (res != SHARED_RING_OK) return res;
 #ifdef SRNG_HAVE_IDENTITY
-    {
-        srng_process me;
-        uint64_t mark;
-        int tries;
-        srng_self(&me);
-        mark = srng_in_state(srng_owner_word(&me), SRNG_FORMATTING);
-        /* Another prepare or an attach holds a side for microseconds: wait for it
-           (1 ms naps, at most a second), then judge the region again. */
-        for (tries = 0; (res = srng_hold_for_format(r, &me, mark)) == SHARED_RING_ERR_BUSY; tries++) {
-            if (tries == 1000)
-                return srng_refuse(SHARED_RING_ERR_BUSY,
-                                   "another process has held the region for formatting for a "
-                                   "second (stopped in the middle?)");
-            srng_nap(1000000u);
-        }
-        if (res != SHARED_RING_OK) return res;
-        /* Both sides held: nothing can attach, publish or release now. */
-        res = srng_holds_stream(r, region_size);
-        if (res == 0) srng_write_header(r, capacity, max_message);
-        (void)srng_owner_move(r, SRNG_OFF_PRODUCER_ID, mark, 0u);
-        (void)srng_owner_move(r, SRNG_OFF_CONSUMER_ID, mark, 0u);
-        return res;
-    }
+    return srng_prepare_held(r, region_size, capacity, max_message, region_fd);
 #else
+    (void)region_fd;
     /* Who is alive cannot be told here: a formatted ring is left alone. */
     if (SRNG_LOAD(srng_u32_at(r, SRNG_OFF_MAGIC), acquire) == SHARED_RING_MAGIC &&
         srng_get32(r, SRNG_OFF_VERSION) == SHARED_RING_LAYOUT_VERSION)
@@ -5363,17 +5214,15 @@ static void srng_name_bell(shared_ring_consumer *const *rings, size_t n, uint32_
    asleep. 0: none (sleep in slices). */
 static uint32_t srng_take_bell(shared_ring_consumer *const *rings, size_t n) {
 #if defined(SRNG_HAVE_BELLS) && defined(SRNG_HAVE_IDENTITY)
-    srng_process me;
     uint32_t bell;
     size_t i;
     if (srng_waitv_covers(n)) return 0u;
-    srng_self(&me);
     for (i = 0; i < n; i++) {
         const unsigned char *region;
         if (rings[i] == SRNG_NULL) continue;
         region = rings[i]->s.region;
         if (!srng_futex_wakes_reach(&rings[i]->s) ||
-            !srng_owned_by(region, SRNG_OFF_PRODUCER_ID, &me) ||
+            !srng_in_this_process(region, SRNG_OFF_PRODUCER_ID) ||
             srng_id_field(region, SRNG_OFF_PRODUCER_BELLS) != srng_bell_table())
             return 0u;
     }
@@ -5598,18 +5447,16 @@ SHARED_RING_API int shared_ring_detach_consumer(shared_ring_consumer *c) {
    and the attach-time announcement again (the peer chooses anew). */
 static int srng_adopt(shared_ring_side *s, unsigned id_off, unsigned own_sleep, unsigned peer_sleep) {
 #ifdef SRNG_HAVE_IDENTITY
-    srng_process me;
     uint64_t mine;
     if (srng_foreign(s) == SHARED_RING_OK) return SHARED_RING_OK;
-    srng_self(&me);
-    mine = srng_owner_word(&me) | (s->owner & SRNG_OWNER_LOCKED);
+    mine = srng_my_word() | (s->owner & SRNG_OWNER_LOCKED);
     if (!srng_owner_move(s->region, id_off, s->owner, mine))
         return srng_refuse(SHARED_RING_ERR_BUSY,
                            "the side is no longer the attaching process's (detached, taken "
                            "over, or adopted)");
     /* After the move, not before: a failed adopt must not write over the
        identity of whoever holds the side now. */
-    srng_write_identity(s->region, id_off, mine, &me);
+    srng_write_identity(s->region, id_off, mine);
     s->owner = mine;
     s->attach_id = srng_next_attach_id(s->region);
     s->barrier_peer = 0; /* choose again, for this process */
@@ -5638,36 +5485,35 @@ SHARED_RING_API int shared_ring_adopt_consumer(shared_ring_consumer *c) {
 }
 
 /* One side's identity block, as an inspector sees it. */
-static void srng_owner_of(const unsigned char *region, unsigned id_off, shared_ring_owner *out,
-                          uint32_t *formatting) {
-    uint64_t owner = SRNG_LOAD(SRNG_PUN(const srng_au64 *, region + id_off), acquire);
+static void srng_owner_of(const unsigned char *region, unsigned id_off, int own,
+                          shared_ring_owner *out, uint32_t *formatting) {
+    uint64_t owner = srng_id_field(region, id_off + SRNG_ID_OWNER);
+    int held = (owner & SRNG_OWNER_LOCKED) != 0u && srng_file_shows(own, id_off, owner)
+                   ? srng_byte_held(own, id_off)
+                   : -1;
     out->pid = SRNG_CAST(uint32_t, owner) & SRNG_OWNER_PID;
-    out->start_time = 0;
-    out->alive = -1;
+    if (held < 0 && srng_in_this_process(region, id_off)) held = 1; /* the asker's own */
+    if (held != 0 && srng_gone(region, id_off, owner, own, 0)) held = 0;
+    out->alive = owner == 0u ? 0 : held;
     if ((SRNG_CAST(uint32_t, owner) & SRNG_OWNER_STATE) == SRNG_FORMATTING) *formatting = 1;
-#ifdef SRNG_HAVE_IDENTITY
-    if (owner != 0) {
-        srng_process holder;
-        if (srng_holder(region, id_off, owner, &holder)) out->start_time = holder.start;
-        out->alive = srng_owner_status(region, id_off, owner, -1);
-    }
-#endif
-    if (owner == 0) out->alive = 0;
 }
 
-SHARED_RING_API int shared_ring_owners_of(const void *region, size_t region_size,
+SHARED_RING_API int shared_ring_owners_of(const void *region, size_t region_size, int region_fd,
                                           shared_ring_owners *out) {
     const unsigned char *r = SRNG_CAST(const unsigned char *, region);
     uint32_t magic;
-    int refused = srng_region_refusal(region, region_size);
+    int own, refused = srng_region_refusal(region, region_size);
     if (out != SRNG_NULL) memset(out, 0, sizeof *out);
     if (refused != SHARED_RING_OK) return refused;
     if (out == SRNG_NULL) return srng_refuse(SHARED_RING_ERR_ARG, "out is NULL");
     magic = SRNG_LOAD(SRNG_PUN(const srng_au32 *, r + SRNG_OFF_MAGIC), acquire);
     if (magic != SHARED_RING_MAGIC) return srng_magic_refusal(magic);
+    refused = srng_open_own(region_fd, &own);
+    if (refused != SHARED_RING_OK) return refused;
     out->ring_id = SRNG_LOAD(SRNG_PUN(const srng_au64 *, r + SRNG_OFF_RING_ID), relaxed);
-    srng_owner_of(r, SRNG_OFF_PRODUCER_ID, &out->producer, &out->formatting);
-    srng_owner_of(r, SRNG_OFF_CONSUMER_ID, &out->consumer, &out->formatting);
+    srng_owner_of(r, SRNG_OFF_PRODUCER_ID, own, &out->producer, &out->formatting);
+    srng_owner_of(r, SRNG_OFF_CONSUMER_ID, own, &out->consumer, &out->formatting);
+    srng_close_own(own);
     return SHARED_RING_OK;
 }
 

@@ -4,7 +4,7 @@
    move fixed-size messages for each size. Every variant's consumer does the
    same work: it gets each message into a buffer of its own (memcpy out of
    the ring; read(2) for the pipe) and checks its length and its first and
-   last byte. See README.md, "Benchmark", for what each variant does.
+   last byte. docs/benchmarks.md, "Running them", says what each variant does.
 
    bench [--quick] [--json] [--svg FILE] [--sizes 64,256,...] [--ring BYTES]
          [--reps N] [--seconds S] [--help] */

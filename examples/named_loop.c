@@ -126,7 +126,7 @@ int main(int argc, char **argv) {
     }
     consumer = strcmp(argv[1], "consume") == 0;
     if (shared_ring_shm_open(&shm, argv[2], size, START_NS) != SHARED_RING_OK ||
-        shared_ring_prepare(shm.region, shm.size, CAPACITY, 0) < 0 ||
+        shared_ring_prepare(shm.region, shm.size, CAPACITY, 0, shm.fd) < 0 ||
         shared_ring_notifier_open_named(&n, argv[2]) != SHARED_RING_OK) {
         fprintf(stderr, "named_loop: set-up failed: %s\n", shared_ring_why());
         return 2;

@@ -19,7 +19,7 @@ static void *open_ring(shared_ring_shm *shm, shared_ring_options *o) {
     *o = shared_ring_default_options();
     o->region_fd = shm->fd; /* so the kernel tells a dead peer for certain */
     /* Format unless in use or holding unread messages. */
-    return shared_ring_prepare(shm->region, shm->size, 0, 64) >= 0 ? shm->region : NULL;
+    return shared_ring_prepare(shm->region, shm->size, 0, 64, shm->fd) >= 0 ? shm->region : NULL;
 }
 
 static int count_message(void *user, const void *data, size_t len) {

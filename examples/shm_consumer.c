@@ -29,7 +29,7 @@ int main(int argc, char **argv) {
     unsigned long lines = 0;
     int r = shared_ring_shm_open(&shm, name, size, 10 * SECONDS);
     o.region_fd = shm.fd; /* the kernel then tells us for certain when the producer dies */
-    if (r == SHARED_RING_OK) r = shared_ring_prepare(shm.region, shm.size, 0, MAX_LINE);
+    if (r == SHARED_RING_OK) r = shared_ring_prepare(shm.region, shm.size, 0, MAX_LINE, shm.fd);
     if (r >= 0) r = shared_ring_attach_consumer_wait(&c, shm.region, shm.size, &o, 10 * SECONDS);
     if (r != SHARED_RING_OK) {
         fprintf(stderr, "shm_consumer: %s: %s\n", name, shared_ring_result_string(r));

@@ -39,7 +39,7 @@ int main(int argc, char **argv) {
     int r = shared_ring_shm_open(&shm, name, size, 10 * SECONDS);
     if (r != SHARED_RING_OK) return fail("shm_open", r);
     o.region_fd = shm.fd; /* the kernel then tells us for certain when the consumer dies */
-    r = shared_ring_prepare(shm.region, shm.size, 0, MAX_LINE);
+    r = shared_ring_prepare(shm.region, shm.size, 0, MAX_LINE, shm.fd);
     if (r < 0) return fail("prepare", r);
     r = shared_ring_attach_producer_wait(&p, shm.region, shm.size, &o, 10 * SECONDS);
     if (r != SHARED_RING_OK) return fail("attach", r);

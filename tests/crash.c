@@ -81,7 +81,7 @@ static void wait_for_attach(void *region, size_t size, int producer) {
     shared_ring_owners o;
     int i;
     for (i = 0; i < 5000; i++) {
-        if (shared_ring_owners_of(region, size, &o) == SHARED_RING_OK &&
+        if (shared_ring_owners_of(region, size, 0, &o) == SHARED_RING_OK &&
             (producer ? o.producer.pid : o.consumer.pid) != 0)
             return;
         sleep_us(1000);

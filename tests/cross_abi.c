@@ -22,6 +22,10 @@
 #define CAPACITY (1u << 16)
 #define MAX_LEN 3000u
 
+/* The ring file's descriptor, kept open: each side names it in
+   options.region_fd (the kernel's locks then tell a peer of its death). */
+static int ring_fd;
+
 /* Map the ring file: created with `capacity` (0: an existing one, at its
    size). */
 static void *map_file(const char *path, size_t capacity, size_t *size) {
@@ -37,7 +41,7 @@ static void *map_file(const char *path, size_t capacity, size_t *size) {
         *size = (size_t)st.st_size;
     }
     mem = mmap(NULL, *size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    close(fd);
+    ring_fd = fd;
     return mem == MAP_FAILED ? NULL : mem;
 }
 
@@ -52,8 +56,10 @@ static int check_aligned(void *user, const void *data, size_t len) {
 
 static int produce(void *mem, size_t size, uint64_t count) {
     shared_ring_producer p;
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
     uint64_t seq;
-    if (shared_ring_attach_producer(&p, mem, size, NULL) != SHARED_RING_OK) return 2;
+    o.region_fd = ring_fd;
+    if (shared_ring_attach_producer(&p, mem, size, &o) != SHARED_RING_OK) return 2;
     for (seq = 0; seq < count; seq++) {
         size_t len = message_len(seq, MAX_LEN);
         void *dst;
@@ -68,9 +74,11 @@ static int produce(void *mem, size_t size, uint64_t count) {
 
 static int consume(void *mem, size_t size, uint64_t count) {
     shared_ring_consumer c;
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
     message_tally v = { 0, 0, MAX_LEN };
     int r;
-    if (shared_ring_attach_consumer(&c, mem, size, NULL) != SHARED_RING_OK) return 2;
+    o.region_fd = ring_fd;
+    if (shared_ring_attach_consumer(&c, mem, size, &o) != SHARED_RING_OK) return 2;
     while ((r = shared_ring_read(&c, check_aligned, &v, 10000000000ull)) >= 0) {
     }
     printf("cross_abi: %u-bit consumer got %llu of %llu messages, %llu bad, ended with %s\n",

@@ -72,12 +72,10 @@ static inline pid_t harness_fork(void) {
 
 #if defined(SHARED_RING_IMPLEMENTATION) && defined(SRNG_HAVE_IDENTITY) && defined(__linux__)
 /* Write `owner` into the owner word of the side whose block is at id_off,
-   as a process of our namespaces would have: with an identity slot that
-   names it (a word no slot names cannot be judged at all). */
+   as a process of our pid namespace would have: with an identity slot
+   that names it. */
 static inline void harness_fake_owner(unsigned char *region, unsigned id_off, uint64_t owner) {
-    srng_process us;
-    srng_self(&us);
-    srng_write_identity(region, id_off, owner, &us);
+    srng_write_identity(region, id_off, owner);
     memcpy(region + id_off, &owner, 8);
 }
 #endif

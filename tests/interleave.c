@@ -111,8 +111,6 @@ typedef struct control {
 
 static control *ctl;
 static int me = -1; /* this process's actor, or -1: the driver, or free */
-static __thread int thread_holds_identity; /* see the fork test */
-static int parked_pipe[2] = { -1, -1 }, gate_pipe[2] = { -1, -1 };
 
 static uint64_t virtual_clock = 1000000000u;
 static uint64_t virtual_now(void) { return virtual_clock += 1000u; }
@@ -138,12 +136,6 @@ static void hand_back(void) {
 
 static void sched_point(const char *what) {
     unsigned go;
-    if (thread_holds_identity && strcmp(what, "identity: being read") == 0) {
-        char c;
-        (void)!write(parked_pipe[1], "p", 1); /* "parked inside the read" */
-        (void)!read(gate_pipe[0], &c, 1);      /* until the test lets go */
-        return;
-    }
     if (me < 0) return;
     go = atomic_load(&ctl->go[me]); /* before the driver can answer */
     snprintf(ctl->at[me], POINT_NAME, "%s", what);
@@ -358,11 +350,21 @@ static int sleep_verdict(int r) {
         if (verdict_ != 0) return verdict_;                                                        \
     } while (0)
 
+/* The default options, with the region's file: the kernel's locks judge
+   who lives. */
+static const shared_ring_options *with_file(void) {
+    static shared_ring_options o;
+    o = shared_ring_default_options();
+    o.region_fd = region_fd;
+    return &o;
+}
+
 /* Options of an actor that sleeps: at once (a spin is hundreds of
    identical steps), with no safety-net recheck and no trailing hold-off
    (a spin on the clock). */
 static shared_ring_options sleeping_options(void) {
     shared_ring_options o = SHARED_RING_OPTIONS_INIT;
+    o.region_fd = region_fd; /* the kernel's locks judge who lives */
     o.spin_ns = SHARED_RING_OFF;
     o.recheck_ns = SHARED_RING_OFF;
     o.trail_ns = SHARED_RING_OFF;
@@ -423,8 +425,8 @@ static int consume(shared_ring_consumer *c, int expect, int polls) {
    the side and then fails), and the consumer's prepare ran too. */
 static int consumer_that_waits(void) {
     shared_ring_consumer c;
-    if (shared_ring_prepare(region, size, CAPACITY, 0) < 0) return 20;
-    if (shared_ring_attach_consumer_wait(&c, region, size, NULL, LONG_NS) != SHARED_RING_OK)
+    if (shared_ring_prepare(region, size, CAPACITY, 0, region_fd) < 0) return 20;
+    if (shared_ring_attach_consumer_wait(&c, region, size, with_file(), LONG_NS) != SHARED_RING_OK)
         return 21;
     return consume(&c, -1, 12);
 }
@@ -435,11 +437,11 @@ static int producer_restarting(void) {
     int other = mkstemp(path); /* a regular file, but not this ring's: refused after the claim */
     unlink(path);
     if (other < 0 || ftruncate(other, (off_t)size) != 0) return 34;
-    if (shared_ring_prepare(region, size, CAPACITY, 0) < 0) return 30;
+    if (shared_ring_prepare(region, size, CAPACITY, 0, region_fd) < 0) return 30;
     o.region_fd = other;
     if (shared_ring_attach_producer(&p, region, size, &o) == SHARED_RING_OK) return 31;
     close(other);
-    if (shared_ring_attach_producer_wait(&p, region, size, NULL, LONG_NS) != SHARED_RING_OK)
+    if (shared_ring_attach_producer_wait(&p, region, size, with_file(), LONG_NS) != SHARED_RING_OK)
         return 32;
     if (shared_ring_write_str(&p, "m", 0) != SHARED_RING_OK) return 33;
     return 0; /* stays attached, alive, until every actor is done */
@@ -456,7 +458,7 @@ static int started_producer(void) {
     shared_ring_options o = SHARED_RING_OPTIONS_INIT;
     shared_ring_producer p;
     o.region_fd = region_fd;
-    if (shared_ring_prepare(region, size, CAPACITY, 0) < 0) return 40;
+    if (shared_ring_prepare(region, size, CAPACITY, 0, region_fd) < 0) return 40;
     if (shared_ring_attach_producer_wait(&p, region, size, &o, LONG_NS) != SHARED_RING_OK)
         return 41;
     if (shared_ring_write_str(&p, "m", 0) != SHARED_RING_OK) return 42;
@@ -467,7 +469,7 @@ static int started_consumer(void) {
     shared_ring_options o = SHARED_RING_OPTIONS_INIT;
     shared_ring_consumer c;
     o.region_fd = region_fd;
-    if (shared_ring_prepare(region, size, CAPACITY, 0) < 0) return 50;
+    if (shared_ring_prepare(region, size, CAPACITY, 0, region_fd) < 0) return 50;
     if (shared_ring_attach_consumer_wait(&c, region, size, &o, LONG_NS) != SHARED_RING_OK)
         return 51;
     return consume(&c, 1, 40);
@@ -484,7 +486,7 @@ static int started_producer_stays(void) {
     shared_ring_options o = SHARED_RING_OPTIONS_INIT;
     shared_ring_producer p;
     o.region_fd = region_fd;
-    if (shared_ring_prepare(region, size, CAPACITY, 0) < 0) return 45;
+    if (shared_ring_prepare(region, size, CAPACITY, 0, region_fd) < 0) return 45;
     if (shared_ring_attach_producer_wait(&p, region, size, &o, LONG_NS) != SHARED_RING_OK)
         return 46;
     return shared_ring_write_str(&p, "m", 0) == SHARED_RING_OK ? 0 : 47;
@@ -494,7 +496,7 @@ static int started_consumer_reads_one(void) {
     shared_ring_consumer c;
     int i;
     o.region_fd = region_fd;
-    if (shared_ring_prepare(region, size, CAPACITY, 0) < 0) return 55;
+    if (shared_ring_prepare(region, size, CAPACITY, 0, region_fd) < 0) return 55;
     if (shared_ring_attach_consumer_wait(&c, region, size, &o, LONG_NS) != SHARED_RING_OK)
         return 56;
     for (i = 0; i < 40; i++) {
@@ -514,7 +516,7 @@ static const scenario start_together_open = {
 /* 3. close then detach reads CLOSED, never PEER_GONE. */
 static int producer_closes_and_detaches(void) {
     shared_ring_producer p;
-    if (shared_ring_attach_producer_wait(&p, region, size, NULL, LONG_NS) != SHARED_RING_OK)
+    if (shared_ring_attach_producer_wait(&p, region, size, with_file(), LONG_NS) != SHARED_RING_OK)
         return 60;
     if (shared_ring_write_str(&p, "m", 0) != SHARED_RING_OK) return 61;
     if (shared_ring_close(&p) != SHARED_RING_OK) return 62;
@@ -522,7 +524,7 @@ static int producer_closes_and_detaches(void) {
 }
 static int consumer_reads_to_the_end(void) {
     shared_ring_consumer c;
-    if (shared_ring_attach_consumer(&c, region, size, NULL) != SHARED_RING_OK) return 70;
+    if (shared_ring_attach_consumer(&c, region, size, with_file()) != SHARED_RING_OK) return 70;
     return consume(&c, 1, 30);
 }
 static const scenario close_then_detach = {
@@ -533,13 +535,13 @@ static const scenario close_then_detach = {
 /* 4. A producer that finishes its stream before the consumer prepares:
    the stream is kept for it. */
 static int early_producer(void) {
-    if (shared_ring_prepare(region, size, CAPACITY, 0) < 0) return 80;
+    if (shared_ring_prepare(region, size, CAPACITY, 0, region_fd) < 0) return 80;
     return producer_closes_and_detaches();
 }
 static int late_consumer(void) {
     shared_ring_consumer c;
-    if (shared_ring_prepare(region, size, CAPACITY, 0) < 0) return 90;
-    if (shared_ring_attach_consumer_wait(&c, region, size, NULL, LONG_NS) != SHARED_RING_OK)
+    if (shared_ring_prepare(region, size, CAPACITY, 0, region_fd) < 0) return 90;
+    if (shared_ring_attach_consumer_wait(&c, region, size, with_file(), LONG_NS) != SHARED_RING_OK)
         return 91;
     return consume(&c, 1, 30);
 }
@@ -584,8 +586,8 @@ static const scenario sizing_race = {
    PEER_GONE on the way is the news of the death, not an end. */
 static int producer_that_may_die(void) {
     shared_ring_producer p;
-    if (shared_ring_prepare(region, size, CAPACITY, 0) < 0) return 110;
-    if (shared_ring_attach_producer_wait(&p, region, size, NULL, LONG_NS) != SHARED_RING_OK)
+    if (shared_ring_prepare(region, size, CAPACITY, 0, region_fd) < 0) return 110;
+    if (shared_ring_attach_producer_wait(&p, region, size, with_file(), LONG_NS) != SHARED_RING_OK)
         return 111;
     atomic_store(&ctl->victim_attached, 1);
     if (shared_ring_write_str(&p, "0", 0) != SHARED_RING_OK) return 112;
@@ -598,6 +600,7 @@ static int producer_that_may_die(void) {
    points (a load of the record each), all of them the same. */
 static shared_ring_options waiting_options(void) {
     shared_ring_options o = SHARED_RING_OPTIONS_INIT;
+    o.region_fd = region_fd; /* the kernel's locks judge who lives */
     o.spin_ns = SHARED_RING_OFF;
     return o;
 }
@@ -620,7 +623,7 @@ static int restarted_producer(void) {
     shared_ring_producer p;
     /* a restart comes after the first start */
     while (!atomic_load(&ctl->victim_attached)) yield_point();
-    if (shared_ring_prepare(region, size, CAPACITY, 0) < 0) return 120;
+    if (shared_ring_prepare(region, size, CAPACITY, 0, region_fd) < 0) return 120;
     if (attach_when_free(&p, NULL) != SHARED_RING_OK) return 121;
     if (shared_ring_write_str(&p, "r", 0) != SHARED_RING_OK) return 122;
     if (shared_ring_close(&p) != SHARED_RING_OK) return 123;
@@ -659,7 +662,7 @@ static int consumer_through_a_restart(void) {
     shared_ring_consumer c;
     char got[8];
     int n = 0, owed, r;
-    if (shared_ring_prepare(region, size, CAPACITY, 0) < 0) return 140;
+    if (shared_ring_prepare(region, size, CAPACITY, 0, region_fd) < 0) return 140;
     if (shared_ring_attach_consumer_wait(&c, region, size, &o, LONG_NS) != SHARED_RING_OK)
         return 141;
     r = read_to_close(&c, got, (int)sizeof got, &n, NULL);
@@ -680,8 +683,8 @@ static const scenario producer_killed = {
    all succeed. */
 static int producer_of_three(void) {
     shared_ring_producer p;
-    if (shared_ring_prepare(region, size, CAPACITY, 0) < 0) return 150;
-    if (shared_ring_attach_producer_wait(&p, region, size, NULL, LONG_NS) != SHARED_RING_OK)
+    if (shared_ring_prepare(region, size, CAPACITY, 0, region_fd) < 0) return 150;
+    if (shared_ring_attach_producer_wait(&p, region, size, with_file(), LONG_NS) != SHARED_RING_OK)
         return 151;
     if (shared_ring_write_str(&p, "0", 0) != SHARED_RING_OK ||
         shared_ring_write_str(&p, "1", 0) != SHARED_RING_OK ||
@@ -695,7 +698,7 @@ static int consumer_that_may_die(void) {
     shared_ring_consumer c;
     char got[8];
     int n = 0, r;
-    if (shared_ring_prepare(region, size, CAPACITY, 0) < 0) return 160;
+    if (shared_ring_prepare(region, size, CAPACITY, 0, region_fd) < 0) return 160;
     if (shared_ring_attach_consumer_wait(&c, region, size, &o, LONG_NS) != SHARED_RING_OK)
         return 161;
     atomic_store(&ctl->victim_attached, 1);
@@ -710,7 +713,7 @@ static int restarted_consumer(void) {
     char got[8];
     int n = 0, r, from;
     while (!atomic_load(&ctl->victim_attached)) yield_point(); /* a restart */
-    if (shared_ring_prepare(region, size, CAPACITY, 0) < 0) return 170;
+    if (shared_ring_prepare(region, size, CAPACITY, 0, region_fd) < 0) return 170;
     r = attach_when_free(NULL, &c);
     if (r == SHARED_RING_ERR_BUSY && atomic_load(&ctl->victim_finished)) return 0;
     if (r != SHARED_RING_OK) return 171;
@@ -805,7 +808,7 @@ static int read_asleep(const char *expect, size_t len, int end, int how) {
    came (srng_announce_mode). */
 static int producer_of_two_closes(void) {
     shared_ring_producer p;
-    if (shared_ring_attach_producer(&p, region, size, NULL) != SHARED_RING_OK) return 180;
+    if (shared_ring_attach_producer(&p, region, size, with_file()) != SHARED_RING_OK) return 180;
     if (shared_ring_write_str(&p, "0", 0) != SHARED_RING_OK ||
         shared_ring_write_str(&p, "1", 0) != SHARED_RING_OK)
         return 181;
@@ -824,7 +827,7 @@ static const scenario asleep_in_read = {
    records once more after each sleep, however the sleep ended. */
 static int producer_of_two_after_the_consumer(void) {
     shared_ring_producer p;
-    if (shared_ring_attach_producer(&p, region, size, NULL) != SHARED_RING_OK) return 183;
+    if (shared_ring_attach_producer(&p, region, size, with_file()) != SHARED_RING_OK) return 183;
     reach_milestone(1);
     wait_for_milestone(2); /* the consumer attached */
     if (shared_ring_write_str(&p, "0", 0) != SHARED_RING_OK ||
@@ -885,7 +888,7 @@ static const scenario blocked_on_full = {
    more before it says PEER_GONE (what the producer left is read first). */
 static int producer_leaves(int closes) {
     shared_ring_producer p;
-    if (shared_ring_attach_producer(&p, region, size, NULL) != SHARED_RING_OK) return 64;
+    if (shared_ring_attach_producer(&p, region, size, with_file()) != SHARED_RING_OK) return 64;
     reach_milestone(1);
     wait_for_milestone(2); /* the consumer attached */
     if (shared_ring_write_str(&p, "m", 0) != SHARED_RING_OK) return 65;
@@ -956,7 +959,7 @@ static int consumer_owed_the_message(void) {
     shared_ring_message m;
     int i, r, got = 0;
     while (!atomic_load(&ctl->victim_attached)) yield_point(); /* a restart */
-    if (shared_ring_prepare(region, size, CAPACITY, 0) < 0) return 196;
+    if (shared_ring_prepare(region, size, CAPACITY, 0, region_fd) < 0) return 196;
     r = attach_when_free(NULL, &c);
     if (r == SHARED_RING_ERR_BUSY && atomic_load(&ctl->victim_finished)) return 0;
     if (r != SHARED_RING_OK) return 197;
@@ -1156,7 +1159,7 @@ static const scenario aligned_claims = {
    it looks at a record (srng_same_ring). */
 static int producer_then_formatter(void) {
     shared_ring_producer p;
-    if (shared_ring_attach_producer(&p, region, size, NULL) != SHARED_RING_OK) return 244;
+    if (shared_ring_attach_producer(&p, region, size, with_file()) != SHARED_RING_OK) return 244;
     if (shared_ring_write_str(&p, "a", 0) != SHARED_RING_OK ||
         shared_ring_write_str(&p, "b", 0) != SHARED_RING_OK)
         return 245;
@@ -1203,7 +1206,6 @@ typedef struct run {
     int killed; /* the step at which the victim was killed, or -1 */
     pid_t killed_pid;
     int failed;
-    int unplaced; /* the victim was killed holding a word its slot does not name */
 } run;
 
 /* A choice KILL + i kills actor i where it is parked; LATE + i moves
@@ -1212,7 +1214,7 @@ typedef struct run {
 enum { KILL = ACTORS, LATE = 2 * ACTORS };
 
 static run trial;
-static uint64_t schedules_run, unplaced_runs;
+static uint64_t schedules_run;
 
 /* Has the sleep of actor i ended: its word changed, or a wake came (on
    the word, or to the descriptor), since it went to sleep? */
@@ -1283,23 +1285,6 @@ static void kill_actor(int i, pid_t *pids) {
     trial.killed = trial.steps - 1;
 }
 
-/* The one case the library counts a dead process alive for good (see
-   srng_holder): a process moved an owner word to itself and was killed
-   before it wrote its identity slot. Does a side's word name the killed
-   victim with no slot that places it? */
-static int victim_unplaced(void) {
-    static const unsigned sides[2] = { SRNG_OFF_PRODUCER_ID, SRNG_OFF_CONSUMER_ID };
-    int i;
-    for (i = 0; i < 2; i++) {
-        uint64_t w = srng_owner_load(region, sides[i]);
-        srng_process h;
-        if (w != 0 && (pid_t)(w & SRNG_OWNER_PID) == trial.killed_pid &&
-            !srng_holder(region, sides[i], w, &h))
-            return 1;
-    }
-    return 0;
-}
-
 static void start_actor(const scenario *sc, int i) {
     int code;
     me = i;
@@ -1358,13 +1343,6 @@ static int run_once(const scenario *sc, const int *forced, int nforced, unsigned
             if ((bits >> i & 1) && ctl->sleep[i].asleep &&
                 ctl->sleep[i].timeout != SHARED_RING_FOREVER)
                 late |= 1 << i;
-        if (trial.killed >= 0 && victim_unplaced()) { /* stuck for good: see victim_unplaced */
-            /* only a kill right after a move of an owner word: anywhere
-               else, an unplaced word is a defect */
-            trial.unplaced = strcmp(trial.point[trial.killed], "move owner") == 0;
-            trial.failed = !trial.unplaced;
-            break;
-        }
         yielded = last >= 0 && (strcmp(ctl->at[last], "yield") == 0 ||
                                 strcmp(ctl->at[last], "nap") == 0);
         if (trial.steps < nforced) {
@@ -1427,10 +1405,6 @@ static int run_once(const scenario *sc, const int *forced, int nforced, unsigned
     schedules_run++;
     for (i = 0; i < sc->actors; i++)
         if (trial.status[i] != 0 && !(trial.killed >= 0 && i == sc->victim)) trial.failed = 1;
-    if (trial.unplaced) {
-        unplaced_runs++;
-        return 1;
-    }
     return !trial.failed;
 }
 
@@ -1507,7 +1481,7 @@ static int explore_bound = 2; /* -q: 1 */
    steps to that power), fewer with -q. */
 static void check_scenario_bounded(const scenario *sc, int most, int randoms) {
     static int prefix[MAX_STEPS];
-    uint64_t before = schedules_run, unplaced_before = unplaced_runs;
+    uint64_t before = schedules_run;
     int ok, i, bound = sc->victim >= 0 ? 1 : explore_bound; /* a kill at every step */
     if (bound > most) bound = most;
     ok = explore(sc, prefix, 0, 0, bound);
@@ -1515,10 +1489,8 @@ static void check_scenario_bounded(const scenario *sc, int most, int randoms) {
         ok = run_once(sc, NULL, 0, (unsigned)i * 2654435761u);
         if (!ok) print_trail(sc);
     }
-    printf("  %s: %llu schedules (up to %d departures, %d random; %llu killed right "
-           "after a move, counted alive)%s\n",
-           sc->name, (unsigned long long)(schedules_run - before), bound, randoms,
-           (unsigned long long)(unplaced_runs - unplaced_before), ok ? "" : ": FAILED");
+    printf("  %s: %llu schedules (up to %d departures, %d random)%s\n", sc->name,
+           (unsigned long long)(schedules_run - before), bound, randoms, ok ? "" : ": FAILED");
     CHECK(ok);
 }
 
@@ -1599,8 +1571,8 @@ TEST(an_aligned_claim_at_any_write_position_of_an_empty_ring_is_ok_or_too_big_ne
     uint64_t off;
     unsigned i, j, failures = 0;
     formatted_region();
-    CHECK_EQ(shared_ring_attach_producer(&p, region, size, NULL), SHARED_RING_OK);
-    CHECK_EQ(shared_ring_attach_consumer(&c, region, size, NULL), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_producer(&p, region, size, with_file()), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_consumer(&c, region, size, with_file()), SHARED_RING_OK);
     max = shared_ring_producer_max_message(&p);
     lens[0] = max;
     lens[1] = CAPACITY / 2u - 56u; /* too big with any filler of 16 or more */
@@ -1660,7 +1632,7 @@ TEST(an_adopted_producer_is_a_live_peer_and_the_peer_fd_follows_it) {
     if (a == 0) {
         shared_ring_producer p;
         alarm(20);
-        if (shared_ring_attach_producer(&p, region, size, NULL) != SHARED_RING_OK) _exit(1);
+        if (shared_ring_attach_producer(&p, region, size, with_file()) != SHARED_RING_OK) _exit(1);
         say(from_a[1], 'a'); /* attached */
         hear(to_a[0]);       /* the consumer holds its peer fd */
         if (harness_fork() == 0) {
@@ -1677,7 +1649,7 @@ TEST(an_adopted_producer_is_a_live_peer_and_the_peer_fd_follows_it) {
         _exit(0); /* the attaching process ends; its child holds the side */
     }
     CHECK_EQ(hear(from_a[0]), 'a');
-    CHECK_EQ(shared_ring_attach_consumer(&c, region, size, NULL), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_consumer(&c, region, size, with_file()), SHARED_RING_OK);
     old_fd = shared_ring_consumer_peer_fd(&c);
     CHECK(old_fd >= 0);
     CHECK(!readable(old_fd));
@@ -1711,43 +1683,11 @@ TEST(an_adopted_producer_is_a_live_peer_and_the_peer_fd_follows_it) {
     close(adopted[0]), close(adopted[1]);
 }
 
-/* 8. fork while another thread is inside the first identity read: the
-   child reads its own identity instead of waiting for a thread it does
-   not have. */
-static void *read_identity_parked(void *arg) {
-    (void)arg;
-    thread_holds_identity = 1;
-    (void)shared_ring_prepare(region, size, CAPACITY, 0); /* parks inside srng_self */
-    return NULL;
-}
-
-TEST(a_child_forked_while_a_thread_reads_the_identity_attaches) {
-    pthread_t t;
-    pid_t child;
-    int status = -1;
-    char c;
-    formatted_region();
-    if (pipe(parked_pipe) != 0 || pipe(gate_pipe) != 0) abort();
-    pthread_create(&t, NULL, read_identity_parked, NULL);
-    CHECK_EQ(read(parked_pipe[0], &c, 1), 1); /* the thread is inside the read */
-    child = harness_fork();
-    if (child == 0) {
-        shared_ring_consumer cons;
-        alarm(10); /* a child that spins for ever dies of SIGALRM */
-        _exit(shared_ring_attach_consumer(&cons, region, size, NULL) == SHARED_RING_OK ? 0 : 1);
-    }
-    waitpid(child, &status, 0);
-    CHECK_EQ(status, 0);
-    CHECK_EQ(write(gate_pipe[1], "g", 1), 1);
-    pthread_join(t, NULL);
-}
-
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IONBF, 0);
     if (argc > 1 && strcmp(argv[1], "-q") == 0) explore_bound = 1;
     ctl = mmap(NULL, sizeof *ctl, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (ctl == MAP_FAILED) abort();
-    RUN(a_child_forked_while_a_thread_reads_the_identity_attaches);
     RUN(close_then_detach_is_read_as_closed_in_every_schedule);
     RUN(a_stream_closed_before_its_consumer_prepared_is_delivered_in_every_schedule);
     RUN(a_live_producer_is_never_judged_gone_while_another_process_prepares_and_attaches);

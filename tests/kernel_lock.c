@@ -10,6 +10,9 @@
 #include "harness.h"
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <string.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -336,9 +339,111 @@ static void hidepid_case(int with_lock) {
 TEST(a_producer_that_hidepid_hides_counts_alive) { hidepid_case(0); }
 TEST(a_locked_producer_that_hidepid_hides_counts_alive) { hidepid_case(1); }
 
+
+/* ---- the lock before the word ------------------------------------------------- */
+
+/* Another description of the file, holding the lock on `byte` (what a
+   process between its lock and its claim, or a prepare, holds). */
+static int hold_byte(int byte) {
+    struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = byte, .l_len = 1 };
+    char path[64];
+    int fd;
+    snprintf(path, sizeof path, "/proc/self/fd/%d", shm.fd);
+    fd = open(path, O_RDWR);
+    if (fd < 0 || fcntl(fd, F_OFD_SETLK, &fl) != 0) abort();
+    return fd;
+}
+
+/* A byte held while the word is still FREE is a claim (or a prepare) in
+   progress: attach says NOT_FORMATTED (its _wait form retries) and takes
+   nothing; once the byte is let go it attaches, LOCKED. */
+TEST(an_attach_while_another_holds_the_sides_byte_over_a_free_word_takes_nothing) {
+    shared_ring_producer p = { 0 };
+    shared_ring_options o;
+    uint64_t word;
+    int held;
+    fresh_region();
+    o = with_fd();
+    held = hold_byte(PRODUCER_BYTE);
+    CHECK_EQ(shared_ring_attach_producer(&p, shm.region, shm.size, &o), SHARED_RING_NOT_FORMATTED);
+    memcpy(&word, (unsigned char *)shm.region + PRODUCER_BYTE, 8);
+    CHECK_EQ(word, 0); /* still FREE */
+    close(held);
+    CHECK_EQ(shared_ring_attach_producer(&p, shm.region, shm.size, &o), SHARED_RING_OK);
+    memcpy(&word, (unsigned char *)shm.region + PRODUCER_BYTE, 8);
+    CHECK(word & SRNG_OWNER_LOCKED);
+    CHECK_EQ(shared_ring_detach_producer(&p), SHARED_RING_OK);
+}
+
+/* A producer whose lock lives on in a description its forked child
+   inherited, killed: the byte stays held, but its pid says it died, so
+   the side is taken over (without LOCKED: the lock is the child's). */
+TEST(a_dead_holder_whose_child_keeps_its_lock_is_judged_by_its_pid) {
+    shared_ring_producer p;
+    shared_ring_options o;
+    int fds[2];
+    pid_t holder, child = 0;
+    uint64_t word;
+    fresh_region();
+    o = with_fd();
+    if (pipe(fds) != 0) abort();
+    holder = harness_fork();
+    if (holder == 0) {
+        pid_t kid;
+        if (shared_ring_attach_producer(&p, shm.region, shm.size, &o) != SHARED_RING_OK) _exit(1);
+        kid = harness_fork(); /* inherits the lock's description, never adopts */
+        if (kid == 0) {
+            for (;;) pause();
+        }
+        if (write(fds[1], &kid, sizeof kid) != sizeof kid) _exit(2);
+        for (;;) pause();
+    }
+    CHECK(read(fds[0], &child, sizeof child) == sizeof child);
+    kill(holder, SIGKILL);
+    waitpid(holder, NULL, 0);
+    CHECK_EQ(lock_seen_at(PRODUCER_BYTE), F_WRLCK); /* the child keeps it */
+    CHECK_EQ(shared_ring_attach_producer(&p, shm.region, shm.size, &o), SHARED_RING_OK);
+    memcpy(&word, (unsigned char *)shm.region + PRODUCER_BYTE, 8);
+    CHECK_EQ(word & SRNG_OWNER_LOCKED, 0);
+    CHECK_EQ(shared_ring_detach_producer(&p), SHARED_RING_OK);
+    if (child > 0) kill(child, SIGKILL);
+    close(fds[0]);
+    close(fds[1]);
+}
+
+/* An attach without the file cannot test anyone's byte: a live locked
+   side in another process is never taken from it. */
+TEST(an_attach_without_the_file_never_takes_a_live_locked_side) {
+    shared_ring_producer p;
+    shared_ring_options o;
+    int fds[2];
+    char ok = 0;
+    pid_t kid;
+    fresh_region();
+    o = with_fd();
+    if (pipe(fds) != 0) abort();
+    kid = harness_fork();
+    if (kid == 0) {
+        ok = shared_ring_attach_producer(&p, shm.region, shm.size, &o) == SHARED_RING_OK;
+        if (write(fds[1], &ok, 1) != 1) _exit(2);
+        for (;;) pause();
+    }
+    CHECK(read(fds[0], &ok, 1) == 1 && ok);
+    CHECK_EQ(shared_ring_attach_producer(&p, shm.region, shm.size, NULL), SHARED_RING_ERR_BUSY);
+    kill(kid, SIGKILL);
+    waitpid(kid, NULL, 0);
+    CHECK_EQ(shared_ring_attach_producer(&p, shm.region, shm.size, &o), SHARED_RING_OK); /* gone now */
+    CHECK_EQ(shared_ring_detach_producer(&p), SHARED_RING_OK);
+    close(fds[0]);
+    close(fds[1]);
+}
+
 int main(void) {
     alarm(120);
     setvbuf(stdout, NULL, _IONBF, 0);
+    RUN(an_attach_while_another_holds_the_sides_byte_over_a_free_word_takes_nothing);
+    RUN(a_dead_holder_whose_child_keeps_its_lock_is_judged_by_its_pid);
+    RUN(an_attach_without_the_file_never_takes_a_live_locked_side);
     RUN(an_attached_side_holds_its_lock_until_it_detaches);
     RUN(a_descriptor_of_another_ring_is_refused);
     RUN(a_descriptor_that_is_not_an_open_regular_file_is_refused);

@@ -249,7 +249,7 @@ fi
 
 # ---- the scratch tree -------------------------------------------------------
 # What the suites need: the header, the Makefile, the tests and their
-# corpora, and docs/api.md (tests/results.c reads the result lists there).
+# corpora, and docs/ (the docs check reads it).
 tree=$work/tree
 mkdir "$tree" && cp -R shared_ring.h Makefile tests docs "$tree"/ || exit 1
 rm -rf "$tree/tests/bin"

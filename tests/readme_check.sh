@@ -2,7 +2,7 @@
 # The README and docs/ say what the code does:
 # - every code block introduced by "<!-- file: PATH -->" in README.md or
 #   docs/*.md is PATH byte for byte (the quick starts are code the tests build);
-# - every test named in the misuse table (docs/guarantees.md) exists and runs;
+# - every test named in the misuse table (docs/testing.md) exists and runs;
 # - every relative link in them points at a file that exists;
 # - README.md stays a ten-minute read: at most 1,500 words.
 set -eu
@@ -34,7 +34,7 @@ echo "readme: $count code blocks passed, 0 failed"
 rows=0
 for t in $(awk '/^<!-- misuse-table -->$/ { on = 1; next } on && !/^\|/ { on = 0 }
                 on { n = split($0, f, "|"); gsub(/[` ]/, "", f[n - 1]); print f[n - 1] }' \
-           docs/guarantees.md | grep -v -e '^test$' -e '^---$'); do
+           docs/testing.md | grep -v -e '^test$' -e '^---$'); do
     # RUN(name) only compiles if the test is defined (some are made by a macro)
     grep -q "RUN($t);" tests/unit.c || {
         echo "readme: misuse table names $t, which tests/unit.c does not define and run"

@@ -54,9 +54,14 @@
 #define PHASE_NS 400000000ull
 
 /* Shared by every process of a run. */
+#define SIZE_A (CAP_A + SHARED_RING_HEADER_SIZE)
+#define SIZE_B (CAP_B + SHARED_RING_HEADER_SIZE)
+
+/* The rings map memfds of their own (options.region_fd names them: the
+   kernel's locks tell a killed peer's death, and let the next take over). */
 typedef struct shared {
-    unsigned char a[CAP_A + SHARED_RING_HEADER_SIZE] __attribute__((aligned(128)));
-    unsigned char b[CAP_B + SHARED_RING_HEADER_SIZE] __attribute__((aligned(128)));
+    unsigned char *a, *b; /* mapped before the forks: the same in every process */
+    int fd_a, fd_b;
     volatile int bad_syscall;     /* the call that raised SIGSYS, or -1 */
     volatile int skip;            /* 1: no seccomp here */
     volatile int done;            /* the real-time thread saw A closed */
@@ -239,8 +244,9 @@ static void *peer_producer(void *arg) {
     uint64_t until = now_ns() + PHASE_NS;
     int seq = 0;
     o.flags = pa->flags;
+    o.region_fd = sh->fd_a;
     pa->result = 0;
-    if (shared_ring_attach_producer_wait(&p, sh->a, sizeof sh->a, &o, 5000000000u) != 0) {
+    if (shared_ring_attach_producer_wait(&p, sh->a, SIZE_A, &o, 5000000000u) != 0) {
         pa->result = 1;
         return NULL;
     }
@@ -269,8 +275,9 @@ static void *peer_consumer(void *arg) {
     shared_ring_consumer c;
     uint64_t until = now_ns() + PHASE_NS;
     o.flags = pa->flags;
+    o.region_fd = sh->fd_b;
     pa->result = 0;
-    if (shared_ring_attach_consumer_wait(&c, sh->b, sizeof sh->b, &o, 5000000000u) != 0) {
+    if (shared_ring_attach_consumer_wait(&c, sh->b, SIZE_B, &o, 5000000000u) != 0) {
         pa->result = 1;
         return NULL;
     }
@@ -309,9 +316,10 @@ static void start_realtime(int ask_peer_fd) {
     sa.sa_flags = SA_SIGINFO;
     sigaction(SIGSYS, &sa, NULL);
     o.flags = SHARED_RING_REALTIME;
-    if (shared_ring_attach_consumer(&rt_a, sh->a, sizeof sh->a, &o) != 0 ||
-        shared_ring_attach_producer(&rt_b, sh->b, sizeof sh->b, &o) != 0)
-        _exit(50);
+    o.region_fd = sh->fd_a;
+    if (shared_ring_attach_consumer(&rt_a, sh->a, SIZE_A, &o) != 0) _exit(50);
+    o.region_fd = sh->fd_b;
+    if (shared_ring_attach_producer(&rt_b, sh->b, SIZE_B, &o) != 0) _exit(50);
     {
         shared_ring_stats a, b;
         shared_ring_consumer_stats(&rt_a, &a);
@@ -325,11 +333,26 @@ static void start_realtime(int ask_peer_fd) {
     pthread_create(&t, NULL, realtime_thread, NULL);
 }
 
+static unsigned char *ring_file(size_t bytes, int *fd) {
+    void *m;
+    *fd = memfd_create("realtime", MFD_CLOEXEC);
+    if (*fd < 0 || ftruncate(*fd, (off_t)bytes) != 0) abort();
+    m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
+    if (m == MAP_FAILED) abort();
+    return m;
+}
+
 static void fresh_shared(void) {
-    if (sh != NULL) munmap(sh, sizeof *sh);
+    if (sh != NULL) {
+        munmap(sh->a, SIZE_A), munmap(sh->b, SIZE_B), close(sh->fd_a), close(sh->fd_b);
+        munmap(sh, sizeof *sh);
+    }
     sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (sh == MAP_FAILED || shared_ring_format(sh->a, sizeof sh->a, CAP_A, 0) != 0 ||
-        shared_ring_format(sh->b, sizeof sh->b, CAP_B, 0) != 0)
+    if (sh == MAP_FAILED) abort();
+    sh->a = ring_file(SIZE_A, &sh->fd_a);
+    sh->b = ring_file(SIZE_B, &sh->fd_b);
+    if (shared_ring_format(sh->a, SIZE_A, CAP_A, 0) != 0 ||
+        shared_ring_format(sh->b, SIZE_B, CAP_B, 0) != 0)
         abort();
     sh->bad_syscall = -1;
 }

@@ -101,13 +101,13 @@ TEST(prepare_keeps_a_message_peeked_past_the_close_and_never_released) {
     CHECK_EQ(shared_ring_peek(&cons, &m), SHARED_RING_OK);
     CHECK_EQ(shared_ring_peek(&cons, &m), SHARED_RING_CLOSED); /* close_seen, from peek_pos */
     CHECK_EQ(shared_ring_detach_consumer(&cons), SHARED_RING_OK); /* as if it died: no release */
-    CHECK_EQ(shared_ring_prepare(region, size, CAPACITY, 0), 1);  /* kept */
+    CHECK_EQ(shared_ring_prepare(region, size, CAPACITY, 0, 0), 1);  /* kept */
     CHECK_EQ(shared_ring_attach_consumer(&cons, region, size, NULL), SHARED_RING_OK);
     CHECK_EQ(shared_ring_read_some(&cons, count_message, &got), 1);
     CHECK_EQ(shared_ring_read_some(&cons, count_message, &got), SHARED_RING_CLOSED);
     CHECK_EQ(shared_ring_detach_consumer(&cons), SHARED_RING_OK);
     /* read to its end, and the close seen: now prepare formats */
-    CHECK_EQ(shared_ring_prepare(region, size, CAPACITY, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_prepare(region, size, CAPACITY, 0, 0), SHARED_RING_OK);
 }
 
 /* 2. Every call that reports a departure looks at the records and the

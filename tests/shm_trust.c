@@ -70,7 +70,7 @@ TEST(an_object_whose_creator_died_before_sizing_it_is_sized_by_an_opener) {
     close(fd);
     CHECK_EQ(shared_ring_shm_open(&shm, name, SIZE, 0), SHARED_RING_OK);
     CHECK_EQ(shm.size, SIZE);
-    CHECK_EQ(shared_ring_prepare(shm.region, shm.size, 0, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_prepare(shm.region, shm.size, 0, 0, shm.fd), SHARED_RING_OK);
     CHECK_EQ(shared_ring_shm_close(&shm), SHARED_RING_OK);
     shm_unlink(name);
 }

@@ -65,7 +65,7 @@ static HANDLE start_child(const char *side) {
     if (!CreateProcessA(NULL, cmd, NULL, NULL, FALSE, 0, NULL, NULL, &si, &pi)) abort();
     CloseHandle(pi.hThread);
     for (i = 0; i < 10000; i++) {
-        if (shared_ring_owners_of(shm.region, shm.size, &o) == 0 &&
+        if (shared_ring_owners_of(shm.region, shm.size, shm.fd, &o) == 0 &&
             (side[0] == 'p' ? o.producer.pid : o.consumer.pid) == pi.dwProcessId)
             return pi.hProcess;
         Sleep(1);
@@ -152,10 +152,10 @@ TEST(a_named_mapping_opened_by_name_is_the_same_memory) {
     CHECK_EQ(shared_ring_shm_open(&other, name, 0, 0), SHARED_RING_OK);
     CHECK(other.size >= shm.size);
     CHECK_EQ(other.created, 0);
-    CHECK_EQ(shared_ring_prepare(other.region, other.size, CAPACITY, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_prepare(other.region, other.size, CAPACITY, 0, other.fd), SHARED_RING_OK);
     shared_ring_owners o1, o2;
-    shared_ring_owners_of(shm.region, shm.size, &o1);
-    shared_ring_owners_of(other.region, other.size, &o2);
+    shared_ring_owners_of(shm.region, shm.size, shm.fd, &o1);
+    shared_ring_owners_of(other.region, other.size, other.fd, &o2);
     CHECK(o1.ring_id == o2.ring_id && o1.ring_id != 0);
     CHECK_EQ(shared_ring_shm_close(&other), SHARED_RING_OK);
 }

@@ -106,6 +106,8 @@ static void stamp_utc(char *out, size_t size) {
 }
 
 /* Read and check the header. NULL when valid, else why not. */
+static int ring_fd; /* the ring's file, open while we watch */
+
 static const char *take_sample(sample *s) {
     uint64_t cap;
     if (region_size < SHARED_RING_HEADER_SIZE)
@@ -132,7 +134,7 @@ static const char *take_sample(sample *s) {
     s->wait_mode[0] = u32_at(OFF_PRODUCER_WAIT_MODE);
     s->wait_mode[1] = u32_at(OFF_CONSUMER_WAIT_MODE);
     s->wake_pos = u64_at(OFF_PRODUCER_WAKE_POS);
-    if (shared_ring_owners_of(region, region_size, &s->owners) != SHARED_RING_OK)
+    if (shared_ring_owners_of(region, region_size, ring_fd, &s->owners) != SHARED_RING_OK)
         return "the header changed while it was read";
     s->at = now_s();
     stamp_utc(s->utc, sizeof s->utc);
@@ -411,7 +413,7 @@ int main(int argc, char **argv) {
     }
     region_size = (size_t)st.st_size;
     map = mmap(NULL, region_size, PROT_READ, MAP_SHARED, fd, 0);
-    close(fd);
+    ring_fd = fd; /* kept: owners_of asks the kernel through it who lives */
     if (map == MAP_FAILED) {
         fprintf(stderr, "%s: mmap: %s\n", path, strerror(errno));
         return 2;
