@@ -2564,6 +2564,7 @@ static int srng_open_own(int fd, int *own) {
    refused otherwise (no lock to be had). */
 static int srng_lock_byte(int own, unsigned id_off) {
     if (own < 0) return -1;
+    SRNG_SCHED_POINT("lock");
     if (srng_ofd_lock(own, SRNG_F_OFD_SETLK, F_WRLCK, id_off) == F_WRLCK) return 1;
     return errno == EAGAIN || errno == EACCES ? 0 : -1;
 }

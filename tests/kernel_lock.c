@@ -340,6 +340,42 @@ TEST(a_producer_that_hidepid_hides_counts_alive) { hidepid_case(0); }
 TEST(a_locked_producer_that_hidepid_hides_counts_alive) { hidepid_case(1); }
 
 
+
+/* A descriptor of another file judges nothing: its byte is free, but the
+   live holder's lock is on the ring's own file. The attach is refused
+   (ERR_BUSY: the holder lives) and the holder keeps its word. */
+TEST(a_descriptor_of_another_file_never_judges_a_live_locked_holder_gone) {
+    shared_ring_producer p;
+    shared_ring_shm other;
+    shared_ring_options o = shared_ring_default_options();
+    uint64_t before, after;
+    int fds[2];
+    char ok = 0;
+    pid_t kid;
+    fresh_region();
+    CHECK_EQ(shared_ring_shm_anonymous(&other, shm.size), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_format(other.region, other.size, CAPACITY, 0), SHARED_RING_OK);
+    if (pipe(fds) != 0) abort();
+    kid = harness_fork();
+    if (kid == 0) {
+        shared_ring_options mine = with_fd();
+        ok = shared_ring_attach_producer(&p, shm.region, shm.size, &mine) == SHARED_RING_OK;
+        if (write(fds[1], &ok, 1) != 1) _exit(2);
+        for (;;) pause();
+    }
+    CHECK(read(fds[0], &ok, 1) == 1 && ok);
+    memcpy(&before, (unsigned char *)shm.region + PRODUCER_BYTE, 8);
+    o.region_fd = other.fd;
+    CHECK_EQ(shared_ring_attach_producer(&p, shm.region, shm.size, &o), SHARED_RING_ERR_BUSY);
+    memcpy(&after, (unsigned char *)shm.region + PRODUCER_BYTE, 8);
+    CHECK_EQ(after, before);
+    kill(kid, SIGKILL);
+    waitpid(kid, NULL, 0);
+    shared_ring_shm_close(&other);
+    close(fds[0]);
+    close(fds[1]);
+}
+
 /* ---- the lock before the word ------------------------------------------------- */
 
 /* Another description of the file, holding the lock on `byte` (what a
@@ -441,6 +477,7 @@ TEST(an_attach_without_the_file_never_takes_a_live_locked_side) {
 int main(void) {
     alarm(120);
     setvbuf(stdout, NULL, _IONBF, 0);
+    RUN(a_descriptor_of_another_file_never_judges_a_live_locked_holder_gone);
     RUN(an_attach_while_another_holds_the_sides_byte_over_a_free_word_takes_nothing);
     RUN(a_dead_holder_whose_child_keeps_its_lock_is_judged_by_its_pid);
     RUN(an_attach_without_the_file_never_takes_a_live_locked_side);
