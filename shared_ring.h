@@ -1398,6 +1398,39 @@ SHARED_RING_API int shared_ring_notifier_open_named(shared_ring_notifier *n, con
 SHARED_RING_API int shared_ring_notifier_unlink(const char *name);
 #endif /* SHARED_RING_NOTIFIER */
 
+/* ---- the region's layout and the handles' magics (private) ---------------
+   Byte offsets into the region (manual section 3), and what a handle's
+   `magic` and `open` hold: here, before the inline fast path, which uses
+   them as the implementation does. */
+enum {
+    SRNG_OFF_MAGIC = 0,
+    SRNG_OFF_VERSION = 4,
+    SRNG_OFF_CAPACITY = 8,
+    SRNG_OFF_MAX_MESSAGE = 16,
+    SRNG_OFF_DATA_OFFSET = 20,
+    SRNG_OFF_RING_ID = 24,
+    SRNG_OFF_ATTACHES = 32,
+    SRNG_OFF_WRITE_POS = 128,
+    SRNG_OFF_READ_POS = 256,
+    SRNG_OFF_CORRUPT = 264,
+    SRNG_OFF_CLOSE_SEEN = 268,
+    SRNG_OFF_CONSUMER_SLEEPING = 384,
+    SRNG_OFF_CONSUMER_WAIT_MODE = 392,
+    SRNG_OFF_CONSUMER_BELL = 396,
+    SRNG_OFF_CONSUMER_FENCELESS_FOR = 408,
+    SRNG_OFF_PRODUCER_SLEEPING = 512,
+    SRNG_OFF_PRODUCER_WAIT_MODE = 520,
+    SRNG_OFF_CLOSED = 524,
+    SRNG_OFF_PRODUCER_WAKE_POS = 528,
+    SRNG_OFF_PRODUCER_FENCELESS_FOR = 536,
+    SRNG_OFF_PRODUCER_BELLS = 544,
+    SRNG_OFF_PRODUCER_ID = 640, /* owner word, attach id, identity slot */
+    SRNG_OFF_CONSUMER_ID = 768
+};
+#define SRNG_PRODUCER_MAGIC 0x50524f44u
+#define SRNG_CONSUMER_MAGIC 0x434f4e53u
+#define SRNG_CLAIM_OPEN 0x434c4149u /* the producer's `open` while a plain claim is */
+
 /* ---- the inline fast path (private) ----------------------------------------
    With GCC and Clang, write_bytes, claim, commit and read_some in their
    common case run inline in the caller, wherever the implementation was
@@ -1459,13 +1492,13 @@ static inline void srng_publish_fast(shared_ring_producer *p, uint64_t pos, unsi
     p->write_pos = next;
     if (fenced) p->published = next; /* not direct: `published` is kept */
     p->fast_left -= rec;
-    __atomic_store_n(srng_fast_u64(region + 128), next, __ATOMIC_RELEASE);
+    __atomic_store_n(srng_fast_u64(region + SRNG_OFF_WRITE_POS), next, __ATOMIC_RELEASE);
     if (fenced)
         __atomic_thread_fence(__ATOMIC_SEQ_CST);
     else
         __asm__ __volatile__("" ::: "memory");
-    if (__atomic_load_n(srng_fast_u32(region + 384), __ATOMIC_RELAXED) != 0u)
-        srng_answer(&p->s, region + 384);
+    if (__atomic_load_n(srng_fast_u32(region + SRNG_OFF_CONSUMER_SLEEPING), __ATOMIC_RELAXED) != 0u)
+        srng_answer(&p->s, region + SRNG_OFF_CONSUMER_SLEEPING);
 }
 
 /* Not direct only because it fences (to a consumer in another process):
@@ -1478,7 +1511,7 @@ static inline int srng_fenced_direct(const shared_ring_producer *p) {
    fence or without? */
 static inline int srng_fast_fits(const shared_ring_producer *p, const void *data, size_t len,
                                  int fenced) {
-    return p != SHARED_RING_NULLPTR && p->s.open == 0x50524f44u &&
+    return p != SHARED_RING_NULLPTR && p->s.open == SRNG_PRODUCER_MAGIC &&
            (fenced ? srng_fenced_direct(p) : p->direct != 0u) && len <= p->s.max_message &&
            data != SHARED_RING_NULLPTR && srng_fast_record(len) <= p->fast_left;
 }
@@ -1512,19 +1545,19 @@ static inline int srng_claim_fast(shared_ring_producer *p, size_t len, void **ou
     p->claim_open = 1;
     p->claim_len = len;
     p->claim_skip = 0;
-    p->s.open = 0x434c4149u;
+    p->s.open = SRNG_CLAIM_OPEN;
     return SHARED_RING_OK;
 }
 
 /* May the fast path commit `len` bytes of the open claim? Not yet asked:
    whether it may publish without a fence. */
 static inline int srng_fast_commits(const shared_ring_producer *p, size_t len) {
-    return p->s.open == 0x434c4149u && len <= p->claim_len;
+    return p->s.open == SRNG_CLAIM_OPEN && len <= p->claim_len;
 }
 
 static inline int srng_commit_direct(shared_ring_producer *p, size_t len, int fenced) {
     p->claim_open = 0;
-    p->s.open = 0x50524f44u; /* not broken, not closed, not busy: it was CLAI */
+    p->s.open = SRNG_PRODUCER_MAGIC; /* not broken, not closed, not busy: it was CLAI */
     srng_publish_fast(p, p->write_pos, p->s.data + (p->write_pos & p->s.mask) + 8, len,
                       srng_fast_record(len), fenced);
     return SHARED_RING_OK;
@@ -1544,7 +1577,7 @@ static inline int srng_read_some_fast(shared_ring_consumer *c, shared_ring_read_
     uint64_t pos, off, left, limit_left, bytes = 0, largest;
     uint32_t max;
     int count = 0, rest = 0;
-    if (c == SHARED_RING_NULLPTR || c->s.open != 0x434f4e53u || fn == SHARED_RING_NULLPTR)
+    if (c == SHARED_RING_NULLPTR || c->s.open != SRNG_CONSUMER_MAGIC || fn == SHARED_RING_NULLPTR)
         return (shared_ring_read_some)(c, fn, user);
     data = c->s.data;
     max = c->s.max_message;
@@ -1577,7 +1610,7 @@ static inline int srng_read_some_fast(shared_ring_consumer *c, shared_ring_read_
         if (fn(user, data + off - rec + 8, len) != 0) break;
     }
     c->s.busy = 0;
-    c->s.open = 0x434f4e53u;
+    c->s.open = SRNG_CONSUMER_MAGIC;
     c->peek_pos = pos;
     c->s.stats.messages += SRNG_CAST(uint64_t, count);
     c->s.stats.bytes += bytes;
@@ -1589,14 +1622,14 @@ static inline int srng_read_some_fast(shared_ring_consumer *c, shared_ring_read_
     region = data - SHARED_RING_HEADER_SIZE;
     c->peeked = 0;
     c->read_pos = pos;
-    __atomic_store_n(srng_fast_u64(region + 256), pos, __ATOMIC_RELEASE);
+    __atomic_store_n(srng_fast_u64(region + SRNG_OFF_READ_POS), pos, __ATOMIC_RELEASE);
     if (c->s.fenceless)
         __asm__ __volatile__("" ::: "memory");
     else
         __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    if (__atomic_load_n(srng_fast_u32(region + 512), __ATOMIC_ACQUIRE) != 0u &&
-        pos >= __atomic_load_n(srng_fast_u64(region + 528), __ATOMIC_RELAXED))
-        srng_answer(&c->s, region + 512);
+    if (__atomic_load_n(srng_fast_u32(region + SRNG_OFF_PRODUCER_SLEEPING), __ATOMIC_ACQUIRE) != 0u &&
+        pos >= __atomic_load_n(srng_fast_u64(region + SRNG_OFF_PRODUCER_WAKE_POS), __ATOMIC_RELAXED))
+        srng_answer(&c->s, region + SRNG_OFF_PRODUCER_SLEEPING);
     return count;
 }
 
@@ -1698,31 +1731,7 @@ SRNG_STATIC_ASSERT(sizeof(shared_ring_producer) == sizeof(shared_ring_consumer),
                    "handles of both sides have one size (wrong-side checks stay in bounds)");
 
 /* ---- layout: byte offsets into the region (see manual section 3) ------- */
-enum {
-    SRNG_OFF_MAGIC = 0,
-    SRNG_OFF_VERSION = 4,
-    SRNG_OFF_CAPACITY = 8,
-    SRNG_OFF_MAX_MESSAGE = 16,
-    SRNG_OFF_DATA_OFFSET = 20,
-    SRNG_OFF_RING_ID = 24,
-    SRNG_OFF_ATTACHES = 32,
-    SRNG_OFF_WRITE_POS = 128,
-    SRNG_OFF_READ_POS = 256,
-    SRNG_OFF_CORRUPT = 264,
-    SRNG_OFF_CLOSE_SEEN = 268,
-    SRNG_OFF_CONSUMER_SLEEPING = 384,
-    SRNG_OFF_CONSUMER_WAIT_MODE = 392,
-    SRNG_OFF_CONSUMER_BELL = 396,
-    SRNG_OFF_CONSUMER_FENCELESS_FOR = 408,
-    SRNG_OFF_PRODUCER_SLEEPING = 512,
-    SRNG_OFF_PRODUCER_WAIT_MODE = 520,
-    SRNG_OFF_CLOSED = 524,
-    SRNG_OFF_PRODUCER_WAKE_POS = 528,
-    SRNG_OFF_PRODUCER_FENCELESS_FOR = 536,
-    SRNG_OFF_PRODUCER_BELLS = 544,
-    SRNG_OFF_PRODUCER_ID = 640, /* owner word, attach id, identity slot */
-    SRNG_OFF_CONSUMER_ID = 768
-};
+/* The offsets themselves come before the inline fast path, which uses them. */
 /* Offsets inside a side's block: its owner word, its attach id, and the
    identity of the word's holder, written by the holder right after its
    move (no one else writes it: a write before the move could land over
@@ -1890,14 +1899,6 @@ SHARED_RING_API const char *shared_ring_why(void) { return srng_why_said != SRNG
 #define SRNG_REC_BAD 1u /* srng_record_at: corrupt (never a record size) */
 #define SRNG_MIN_CAPACITY 64u
 #define SRNG_MAX_MESSAGE_LIMIT 0x7FFFFFF8u
-#define SRNG_PRODUCER_MAGIC 0x50524f44u
-#define SRNG_CONSUMER_MAGIC 0x434f4e53u
-#define SRNG_CLAIM_OPEN 0x434c4149u /* the producer's `open` while a plain claim is */
-#ifdef SRNG_FAST_PATH
-SRNG_STATIC_ASSERT(SRNG_PRODUCER_MAGIC == 0x50524f44u && SRNG_CONSUMER_MAGIC == 0x434f4e53u &&
-                       SRNG_CLAIM_OPEN == 0x434c4149u,
-                   "the inline fast path's magics are the handles'");
-#endif
 
 static srng_au64 *srng_u64_at(unsigned char *region, unsigned off) {
     return SRNG_PUN(srng_au64 *, region + off);
