@@ -366,7 +366,8 @@
      another pid namespace without a lock, or any holder on macOS, stays
      attached for good (its side taken until the region is formatted, its
      peer's waits run to their timeout) rather than be judged on a guess
-     (docs/processes.md).
+     (docs/processes.md). Do not close descriptors you did not open
+     (closefrom) while attached: the lock lives in one.
    - A peer that leaves tells the other: a detach wakes the peer, whose
      waits (between threads too) return what was published, then
      PEER_GONE. A crash, told by the kernel: the consumer gets every
@@ -564,15 +565,18 @@ typedef struct shared_ring_options {
     int region_fd;   /* the descriptor of the file the region maps from
                         its offset 0 (shm.fd), or 0: none. Linux: the
                         side then holds a lock the kernel drops when its
-                        process dies: the only way a peer in another
-                        process hears of its death. The handle keeps a
-                        descriptor of its own until detach (other
+                        process dies, which tells its death to a peer in
+                        any pid namespace (without it, only a peer in
+                        the same one hears, by the pid). The handle keeps
+                        a descriptor of its own until detach (other
                         systems: not used) */
 } shared_ring_options;
 
 /* flags: attach even though a handle of this process holds the side (one
    the program lost without detaching). Never takes a side from another
-   live process. */
+   live process. The lost handle keeps its lock: this one holds none, and
+   once it detaches, other processes' attaches wait (NOT_FORMATTED) until
+   this process exits. */
 #define SHARED_RING_TAKE_BACK 1u
 /* flags: this side polls and is never woken: after its spin, a wait naps
    in slices of 1 ms and looks again. In return the peer publishes (or
@@ -840,7 +844,9 @@ SHARED_RING_API shared_ring_options shared_ring_default_options(void);
    stays as it was (zero-initialize it, = {0}, to call on it after a
    failed attach), an attached one stays attached and working.
    Returns: OK; NOT_FORMATTED (magic 0: not formatted yet, or a prepare
-   holds the region for a moment; retry, or use attach_producer_wait);
+   or another attach holds the side for a moment, or a forked child keeps
+   the lock of a side its holder detached; retry, or use
+   attach_producer_wait);
    ERR_BUSY (a producer is attached or attaching: a live process, or
    another handle of this one, or this very handle; see
    SHARED_RING_TAKE_BACK); ERR_ARG (NULL handle or region, bad options,
@@ -891,14 +897,14 @@ SHARED_RING_API int shared_ring_attach_consumer_wait(shared_ring_consumer *c, vo
    options.region_fd (0: none): prepare then holds both sides' locks while
    it judges and formats, so a prepare killed in the middle holds nothing,
    and only the kernel's word that a side's process died lets it format
-   under that side. Without it, an attached side never counts gone, and a
-   ring is formatted only when both sides are free. Either side. Blocks
-   only while another prepare or an attach holds a side (microseconds; it
-   gives up after a second).
+   under that side (its lock, or its pid in our pid namespace: section 5).
+   Either side. Blocks only while another prepare or an attach holds a
+   side (microseconds; it gives up after a second).
    Returns: OK (formatted now); a count >= 1 (always 1: in use or holding
    a stream, left as it is); ERR_ARG (as format, or region_fd not an open
-   regular file), ERR_ALIGN, ERR_SIZE (as format); ERR_BUSY (another
-   process has held a side for a second: stopped in the middle). */
+   regular file), ERR_ALIGN, ERR_SIZE (as format); ERR_BUSY (a side held
+   for a second: a process stopped in the middle, or a side's lock kept
+   by a forked child after its holder detached, docs/processes.md). */
 SHARED_RING_API int shared_ring_prepare(void *region, size_t region_size, size_t capacity,
                                         size_t max_message, int region_fd);
 
@@ -1134,8 +1140,10 @@ SHARED_RING_API int shared_ring_wait_any(shared_ring_consumer *const *rings, siz
    the stream. The handle is unattached afterwards. Producer / consumer
    side respectively. Never blocks. Only in the process that attached the
    handle: a child forked after attach attaches its own.
-   Returns: OK (also on a corrupt ring); ERR_STATE (inside a callback);
-   ERR_HANDLE (not an attached handle, or a forked child's copy of one). */
+   Returns: OK (also on a corrupt ring, and for a handle whose side a
+   child adopted or another handle took back: it is only dropped);
+   ERR_STATE (inside a callback); ERR_HANDLE (not an attached handle, or
+   a forked child's copy of one). */
 SHARED_RING_API int shared_ring_detach_producer(shared_ring_producer *p);
 SHARED_RING_API int shared_ring_detach_consumer(shared_ring_consumer *c);
 
@@ -1143,7 +1151,8 @@ SHARED_RING_API int shared_ring_detach_consumer(shared_ring_consumer *c);
    that attached it (daemonising): the side is this process's from now on
    (its owner word names it; the peer judges it, and chooses its barrier,
    by it), and the attaching process must not use the handle again (its
-   close, detach and sleeping waits then get ERR_HANDLE). Adopt before the
+   close and sleeping waits then get ERR_HANDLE; its detach only drops the
+   handle). Adopt before the
    attaching process exits (have it wait for the child's word), or the peer
    may judge the side by the dead process in between and say PEER_GONE
    once. Without it, a child's close, detach and sleeping waits are
@@ -2661,6 +2670,10 @@ static int srng_owner_move(unsigned char *region, unsigned id_off, uint64_t from
    rival's that moved first). */
 static void srng_write_identity(unsigned char *region, unsigned id_off, uint64_t owner) {
     unsigned slot = id_off + SRNG_ID_SLOT;
+    /* who 0 first, fenced: a reader never pairs a former holder's who
+       with our namespace (it reads who, the namespace, then who again) */
+    SRNG_STORE(srng_u64_at(region, slot + SRNG_SLOT_WHO), 0u, relaxed);
+    SRNG_FENCE();
     SRNG_STORE(srng_u64_at(region, slot + SRNG_SLOT_NS), srng_pid_namespace(), relaxed);
     SRNG_STORE(srng_u64_at(region, slot + SRNG_SLOT_WHO), srng_in_state(owner, 0), release);
 }
@@ -2684,6 +2697,15 @@ static int srng_in_this_process(const unsigned char *region, unsigned id_off) {
     uint64_t owner = srng_owner_load(region, id_off), ns;
     if (owner == 0u || !srng_same_owner(owner, srng_my_word())) return 0;
     ns = srng_holder_ns(region, id_off, owner);
+    return ns != 0u && ns == srng_pid_namespace();
+}
+
+/* Was the side's last holder this process (its slot, which a release
+   leaves, names our word in our pid namespace)? Then a byte held over its
+   FREE word is most likely a description of ours (a handle the program
+   lost and took back, or a child's copy of ours): not a claim to wait for. */
+static int srng_last_held_here(const unsigned char *region, unsigned id_off) {
+    uint64_t mine = srng_my_word(), ns = srng_holder_ns(region, id_off, mine);
     return ns != 0u && ns == srng_pid_namespace();
 }
 
@@ -2757,12 +2779,12 @@ static int srng_gone(const unsigned char *region, unsigned id_off, uint64_t owne
    certain (judged through `own`); or, with take_back, from a word of this
    process. `judge` 0 takes any word (a region that holds no ring of this
    layout: its words mean nothing). Returns 1 taken; 0 with the word in the
-   way in *live. */
+   way in *live; -1 when region_fd is not this region's file. */
 static int srng_take(unsigned char *region, unsigned id_off, uint64_t want, int take_back,
                      int judge, int own, int locked, uint64_t *live) {
     for (;;) {
         uint64_t cur = srng_owner_load(region, id_off);
-        if (cur == 0u && locked == 0 && !take_back) {
+        if (cur == 0u && locked == 0 && !take_back && !srng_last_held_here(region, id_off)) {
             *live = 0u; /* another description holds the byte: a claim in progress */
             return 0;
         }
@@ -2774,6 +2796,14 @@ static int srng_take(unsigned char *region, unsigned id_off, uint64_t want, int 
         if (srng_owner_move(region, id_off, cur, want)) break;
     }
     srng_write_identity(region, id_off, want); /* ours now */
+    /* Our description must show our word at its offset: else region_fd
+       names another file (or a copy), whose lock says nothing of this
+       ring. Given back at once: a judge with the right file may find that
+       byte free, which is no longer a lie. */
+    if ((want & SRNG_OWNER_LOCKED) != 0u && !srng_file_shows(own, id_off, want)) {
+        (void)srng_owner_move(region, id_off, want, 0u);
+        return -1;
+    }
     return 1;
 }
 
@@ -2818,10 +2848,13 @@ static int srng_claim(unsigned char *region, unsigned id_off, uint32_t flags, in
 #ifdef SRNG_HAVE_IDENTITY
     int locked = srng_lock_byte(own, id_off); /* before the word */
     uint64_t mine = srng_in_state(srng_my_word(), SRNG_CLAIMING), live = 0;
+    int taken;
     if (locked == 1) mine |= SRNG_OWNER_LOCKED;
-    if (!srng_take(region, id_off, mine, (flags & SHARED_RING_TAKE_BACK) != 0u, 1, own, locked,
-                   &live))
-        return srng_taken_refusal(live, mine);
+    taken = srng_take(region, id_off, mine, (flags & SHARED_RING_TAKE_BACK) != 0u, 1, own, locked,
+                      &live);
+    if (taken < 0)
+        return srng_refuse(SHARED_RING_ERR_ARG, "region_fd is not the file this ring is mapped from");
+    if (taken == 0) return srng_taken_refusal(live, mine);
     *owner = mine;
 #else
     (void)region;
@@ -2861,19 +2894,32 @@ static unsigned srng_peer_id(const shared_ring_side *s) {
     return s->magic == SRNG_PRODUCER_MAGIC ? SRNG_OFF_CONSUMER_ID : SRNG_OFF_PRODUCER_ID;
 }
 
+/* Does the side's owner word no longer hold this handle's word (a child
+   adopted the side, or another handle took it back)? */
+static int srng_side_lost(const shared_ring_side *s) {
+    unsigned own_id = s->magic == SRNG_PRODUCER_MAGIC ? SRNG_OFF_PRODUCER_ID : SRNG_OFF_CONSUMER_ID;
+    return s->owner != 0u && srng_owner_load(s->region, own_id) != s->owner;
+}
+
 /* A handle used by a process other than the one that attached it (a
    child forked after attach): its owner word names the attacher, so it
    may not detach (that would free a side the attacher still uses), close
    or wait until it adopted the handle. Checked where a system call costs
    nothing next to the call: the hot path cannot afford getpid. ERR_HANDLE
    with the reason, or OK. */
+static int srng_side_lost(const shared_ring_side *s);
 static int srng_foreign(const shared_ring_side *s) {
 #ifdef SRNG_HAVE_IDENTITY
-    if (s->owner == 0 || srng_same_owner(s->owner, srng_my_word())) return SHARED_RING_OK;
-    return srng_explain(SHARED_RING_ERR_HANDLE,
-                        "process %u attached this handle; a forked child adopts it "
-                        "(shared_ring_adopt_*) or attaches its own",
-                        s->owner & SRNG_OWNER_PID, 0, 0);
+    if (s->owner == 0) return SHARED_RING_OK;
+    if (!srng_same_owner(s->owner, srng_my_word()))
+        return srng_explain(SHARED_RING_ERR_HANDLE,
+                            "process %u attached this handle; a forked child adopts it "
+                            "(shared_ring_adopt_*) or attaches its own",
+                            s->owner & SRNG_OWNER_PID, 0, 0);
+    return srng_side_lost(s) ? srng_refuse(SHARED_RING_ERR_HANDLE,
+                                           "the side is no longer this handle's (a child "
+                                           "adopted it, or it was taken back)")
+                             : SHARED_RING_OK;
 #else
     (void)s;
     return SHARED_RING_OK;
@@ -3890,13 +3936,17 @@ static int srng_holds_stream(unsigned char *r, size_t region_size) {
 /* prepare's hold on one side: its lock through our description `own`
    (when there is one), then its word, *mark (FORMATTING, LOCKED once the
    lock is ours): from FREE or a holder gone for certain, as srng_claim.
-   Returns OK, 1 (a live side is attached), or ERR_BUSY (a live prepare or
-   attach holds it, or is taking it: try again). */
+   Returns OK, 1 (a live side is attached), ERR_BUSY (a live prepare or
+   attach holds it, or is taking it: try again) or ERR_ARG (region_fd is
+   not this region's file). */
 static int srng_hold_side(unsigned char *r, unsigned id_off, uint64_t *mark, int judge, int own) {
     uint64_t live = 0;
-    int locked = srng_lock_byte(own, id_off); /* prepare's */
+    int taken, locked = srng_lock_byte(own, id_off); /* prepare's */
     if (locked == 1) *mark |= SRNG_OWNER_LOCKED; /* only a lock held says so */
-    if (srng_take(r, id_off, *mark, 0, judge, own, locked, &live)) return SHARED_RING_OK;
+    taken = srng_take(r, id_off, *mark, 0, judge, own, locked, &live);
+    if (taken < 0)
+        return srng_refuse(SHARED_RING_ERR_ARG, "region_fd is not the file this ring is mapped from");
+    if (taken > 0) return SHARED_RING_OK;
     /* An attach or a prepare in progress ends in a moment: attached (the
        ring is kept) or gone (we try again). */
     return srng_is_attached(live) ? 1 : SHARED_RING_ERR_BUSY;
@@ -5425,10 +5475,11 @@ static void srng_leave(shared_ring_side *s, unsigned id_off, unsigned peer_sleep
 }
 
 SHARED_RING_API int shared_ring_detach_producer(shared_ring_producer *p) {
-    int r = srng_refusal(p != SRNG_NULL ? &p->s : SRNG_NULL, SRNG_PRODUCER_MAGIC);
+    int r = srng_refusal(p != SRNG_NULL ? &p->s : SRNG_NULL, SRNG_PRODUCER_MAGIC), lost;
     if (r != SHARED_RING_OK && r != SHARED_RING_ERR_CORRUPT) return r;
-    if (srng_foreign(&p->s) != SHARED_RING_OK) return SHARED_RING_ERR_HANDLE; /* it said why */
-    if (r == SHARED_RING_OK) srng_publish(p); /* what a cork held back */
+    lost = srng_side_lost(&p->s); /* then the handle is only dropped */
+    if (!lost && srng_foreign(&p->s) != SHARED_RING_OK) return SHARED_RING_ERR_HANDLE;
+    if (r == SHARED_RING_OK && !lost) srng_publish(p); /* what a cork held back */
     srng_leave(&p->s, SRNG_OFF_PRODUCER_ID, SRNG_OFF_CONSUMER_SLEEPING);
     memset(p, 0, sizeof *p);
     return SHARED_RING_OK;
@@ -5437,7 +5488,8 @@ SHARED_RING_API int shared_ring_detach_producer(shared_ring_producer *p) {
 SHARED_RING_API int shared_ring_detach_consumer(shared_ring_consumer *c) {
     int r = srng_refusal(c != SRNG_NULL ? &c->s : SRNG_NULL, SRNG_CONSUMER_MAGIC);
     if (r != SHARED_RING_OK && r != SHARED_RING_ERR_CORRUPT) return r;
-    if (srng_foreign(&c->s) != SHARED_RING_OK) return SHARED_RING_ERR_HANDLE; /* it said why */
+    if (!srng_side_lost(&c->s) && srng_foreign(&c->s) != SHARED_RING_OK)
+        return SHARED_RING_ERR_HANDLE; /* it said why */
     srng_leave(&c->s, SRNG_OFF_CONSUMER_ID, SRNG_OFF_PRODUCER_SLEEPING);
     memset(c, 0, sizeof *c);
     return SHARED_RING_OK;

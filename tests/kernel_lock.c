@@ -376,6 +376,45 @@ TEST(a_descriptor_of_another_file_never_judges_a_live_locked_holder_gone) {
     close(fds[1]);
 }
 
+
+/* A region_fd of a copy of the ring's file (the same ring id) would lock a
+   byte of the copy: the claim finds its own word missing there, gives the
+   side back and says ERR_ARG; so does prepare. */
+TEST(a_descriptor_of_a_copy_of_the_file_is_refused_and_takes_nothing) {
+    shared_ring_producer p;
+    shared_ring_options o = shared_ring_default_options();
+    int copy = memfd_create("copy", MFD_CLOEXEC);
+    uint64_t word;
+    fresh_region();
+    CHECK(copy >= 0 && write(copy, shm.region, shm.size) == (ssize_t)shm.size);
+    o.region_fd = copy;
+    CHECK_EQ(shared_ring_attach_producer(&p, shm.region, shm.size, &o), SHARED_RING_ERR_ARG);
+    memcpy(&word, (unsigned char *)shm.region + PRODUCER_BYTE, 8);
+    CHECK_EQ(word, 0);
+    CHECK_EQ(shared_ring_prepare(shm.region, shm.size, CAPACITY, 0, copy), SHARED_RING_ERR_ARG);
+    memcpy(&word, (unsigned char *)shm.region + PRODUCER_BYTE, 8);
+    CHECK_EQ(word, 0);
+    close(copy);
+}
+
+/* A side taken back in this process, then detached: the lost handle's
+   description still holds the byte over the FREE word, but this process
+   (the side's last holder, its slot says) attaches again. */
+TEST(a_side_taken_back_and_detached_can_be_attached_again_by_this_process) {
+    shared_ring_producer lost, back, again;
+    shared_ring_options o;
+    fresh_region();
+    o = with_fd();
+    CHECK_EQ(shared_ring_attach_producer(&lost, shm.region, shm.size, &o), SHARED_RING_OK);
+    o.flags = SHARED_RING_TAKE_BACK;
+    CHECK_EQ(shared_ring_attach_producer(&back, shm.region, shm.size, &o), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_detach_producer(&back), SHARED_RING_OK);
+    o.flags = 0;
+    CHECK_EQ(shared_ring_attach_producer(&again, shm.region, shm.size, &o), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_detach_producer(&again), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_detach_producer(&lost), SHARED_RING_OK); /* only dropped: its side was lost */
+}
+
 /* ---- the lock before the word ------------------------------------------------- */
 
 /* Another description of the file, holding the lock on `byte` (what a
@@ -477,6 +516,8 @@ TEST(an_attach_without_the_file_never_takes_a_live_locked_side) {
 int main(void) {
     alarm(120);
     setvbuf(stdout, NULL, _IONBF, 0);
+    RUN(a_descriptor_of_a_copy_of_the_file_is_refused_and_takes_nothing);
+    RUN(a_side_taken_back_and_detached_can_be_attached_again_by_this_process);
     RUN(a_descriptor_of_another_file_never_judges_a_live_locked_holder_gone);
     RUN(an_attach_while_another_holds_the_sides_byte_over_a_free_word_takes_nothing);
     RUN(a_dead_holder_whose_child_keeps_its_lock_is_judged_by_its_pid);
