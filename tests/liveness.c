@@ -427,8 +427,16 @@ TEST(pairs_started_in_any_order_over_a_stale_region_get_exactly_their_stream) {
             if (r < 0) _exit(10);
             if (shared_ring_attach_producer_wait(&p, region, size, &opts, 5000000000u) != 0)
                 _exit(11);
-            for (i = 0; i < MESSAGES; i++)
-                if (shared_ring_write_bytes(&p, &i, sizeof i, 5000000000u) != 0) _exit(12);
+            for (i = 0; i < MESSAGES; i++) {
+                int w = shared_ring_write_bytes(&p, &i, sizeof i, 5000000000u);
+                if (w != 0) { /* what a failure looks like, for the log */
+                    shared_ring_owners o;
+                    shared_ring_owners_of(region, size, region_fd, &o);
+                    fprintf(stderr, "  round %d: prepare %d, write %d said %d (%s); consumer %u %d\n",
+                            round, r, i, w, shared_ring_why(), o.consumer.pid, o.consumer.alive);
+                    _exit(12);
+                }
+            }
             shared_ring_close(&p);
             _exit(0);
         }
@@ -437,9 +445,9 @@ TEST(pairs_started_in_any_order_over_a_stale_region_get_exactly_their_stream) {
             unsigned seed = (unsigned)round * 2u + 2u;
             shared_ring_consumer c;
             shared_ring_message m;
-            int expect = 0, r;
+            int expect = 0, r, prepared;
             sleep_random(&seed);
-            r = shared_ring_prepare(region, size, CAPACITY, 0, region_fd);
+            r = prepared = shared_ring_prepare(region, size, CAPACITY, 0, region_fd);
             if (r < 0) _exit(20);
             if (shared_ring_attach_consumer_wait(&c, region, size, &opts, 5000000000u) != 0)
                 _exit(21);
@@ -450,13 +458,20 @@ TEST(pairs_started_in_any_order_over_a_stale_region_get_exactly_their_stream) {
                 while (shared_ring_peek(&c, &m) == SHARED_RING_OK) {
                     int v;
                     memcpy(&v, m.data, sizeof v);
-                    if (v != expect++) _exit(23);
+                    if (v != expect++) {
+                        fprintf(stderr, "  round %d: prepare %d, message %d read as %d\n", round,
+                                prepared, expect - 1, v);
+                        _exit(23);
+                    }
                 }
                 shared_ring_release(&c);
             }
             /* Leave half of the runs with the consumer's side still
                claimed by a dead process, the rest detached. */
             if (round % 2) shared_ring_detach_consumer(&c);
+            if (expect != MESSAGES)
+                fprintf(stderr, "  round %d: prepare %d, CLOSED after %d messages\n", round,
+                        prepared, expect);
             _exit(expect == MESSAGES ? 0 : 24);
         }
         waitpid(prod, &sp, 0);
