@@ -2605,7 +2605,7 @@ static int srng_file_holds(int own, const unsigned char *region) {
    locks say nothing of this ring. */
 static int srng_file_shows(int own, unsigned id_off, uint64_t owner) {
     uint64_t w = 0;
-    return own >= 0 && lseek(own, id_off, SEEK_SET) == id_off &&
+    return own >= 0 && lseek(own, SRNG_CAST(off_t, id_off), SEEK_SET) == SRNG_CAST(off_t, id_off) &&
            read(own, &w, sizeof w) == SRNG_CAST(long, sizeof w) && w == owner;
 }
 
