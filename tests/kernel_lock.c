@@ -50,13 +50,17 @@ static int ignore(void *user, const void *data, size_t len) {
     return 0;
 }
 
+/* Another open file description of the region's file, or -1. */
+static int another_description(void) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", shm.fd);
+    return open(path, O_RDWR);
+}
+
 /* What another open file description of the file finds at `byte`. */
 static short lock_seen_at(int byte) {
     struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = byte, .l_len = 1 };
-    char path[64];
-    int fd;
-    snprintf(path, sizeof path, "/proc/self/fd/%d", shm.fd);
-    fd = open(path, O_RDWR);
+    int fd = another_description();
     if (fd < 0 || fcntl(fd, F_OFD_GETLK, &fl) != 0) fl.l_type = -1;
     if (fd >= 0) close(fd);
     return fl.l_type;
@@ -421,10 +425,7 @@ TEST(a_side_taken_back_and_detached_can_be_attached_again_by_this_process) {
    process between its lock and its claim, or a prepare, holds). */
 static int hold_byte(int byte) {
     struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = byte, .l_len = 1 };
-    char path[64];
-    int fd;
-    snprintf(path, sizeof path, "/proc/self/fd/%d", shm.fd);
-    fd = open(path, O_RDWR);
+    int fd = another_description();
     if (fd < 0 || fcntl(fd, F_OFD_SETLK, &fl) != 0) abort();
     return fd;
 }
