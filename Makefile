@@ -317,7 +317,7 @@ OS_TESTS = $(B)/os_wait $(B)/clock_fail $(B)/mixed_builds $(B)/ulock-ulock_timeo
 # Every suite runs even when one fails; tests/suites.sh ends with one line,
 # "make test: N passed, M failed", and fails if M > 0.
 test: $(B)/unit $(B)/seams $(B)/realtime $(B)/results $(B)/stress $(B)/fenced-stress $(B)/crash $(B)/liveness $(B)/mutate \
-      $(B)/wakeup_hole $(B)/shm_trust $(B)/kernel_lock $(B)/notifier $(B)/notifier-pipes \
+      $(B)/wakeup_hole $(B)/shm_trust $(B)/kernel_lock $(B)/stale_judge $(B)/notifier $(B)/notifier-pipes \
       $(B)/interleave $(FAST_TESTS) $(B)/fast_path $(B)/fenced-fast_path $(B)/ubsan-aligned_commands \
       $(OS_TESTS) \
       $(addprefix $(B)/,$(COMPILE_TESTS)) $(addprefix $(B)/fuzz_,$(FUZZ_TARGETS)) examples \
@@ -343,6 +343,7 @@ test: $(B)/unit $(B)/seams $(B)/realtime $(B)/results $(B)/stress $(B)/fenced-st
 	    "sh tests/mutants.sh --smoke" \
 	    "./$(B)/shm_trust" \
 	    "./$(B)/kernel_lock" \
+	    "./$(B)/stale_judge" \
 	    "./$(B)/notifier" \
 	    "./$(B)/notifier-pipes" \
 	    "./$(B)/fast_path" \

@@ -1,21 +1,19 @@
-/* shared_ring.h - v0.2.0 - single-producer single-consumer message ring over
-   caller-supplied (shared) memory. MIT license, see the end of this file.
+/* shared_ring.h - v0.2.0 - single-producer single-consumer message ring over caller-supplied
+   (shared) memory. MIT license, see the end of this file.
    Home: the repository or tarball this file came from (README.md, docs/).
 
-   One producer hands variable-length messages to one consumer through a
-   lock-free ring buffer in memory you supply: a static array, a malloc'd
-   block shared by two threads, or a shm_open/memfd/file mapping shared by
-   two processes (one may be 32-bit, the other 64-bit). It never allocates.
-   Each message is contiguous and 8-byte aligned: the consumer reads it in
-   place. In exactly one C or C++ file:
+   One producer hands variable-length messages to one consumer through a lock-free ring buffer in
+   memory you supply: a static array, a malloc'd block shared by two threads, or a
+   shm_open/memfd/file mapping shared by two processes (one may be 32-bit, the other 64-bit). It
+   never allocates. Each message is contiguous and 8-byte aligned: the consumer reads it in place.
+   In exactly one C or C++ file:
        #define SHARED_RING_IMPLEMENTATION
        #include "shared_ring.h"
    and include the header without the define everywhere else.
 
    ============================================================================
-   1. THE API ON ONE SCREEN (p: producer handle, c: consumer handle, ns: a
-   timeout in nanoseconds, 0 = do not wait, SHARED_RING_FOREVER; every int
-   result is a shared_ring_result, >= 0 on success)
+   1. THE API ON ONE SCREEN (p: producer handle, c: consumer handle, ns: a timeout in nanoseconds,
+   0 = do not wait, SHARED_RING_FOREVER; every int result is a shared_ring_result, >= 0 on success)
    ============================================================================
    Set up (either side):
      shared_ring_region_size(capacity, max_message)     bytes to allocate
@@ -59,13 +57,11 @@
      shared_ring_notifier_open(&n)  shared_ring_notifier_options(&n, end, &options)
      shared_ring_notifier_clear(&n, end)  shared_ring_notifier_close(&n)
      shared_ring_notifier_open_named(&n, name)  shared_ring_notifier_unlink(name)
-   Options (shared_ring_options; every zero field is its default, so {0},
-   NULL and SHARED_RING_OPTIONS_INIT attach alike; SHARED_RING_OFF is a
-   numeric option's own zero):
-     spin_ns 50 us, spin_max_ns 400 us, resume_percent 50, cork_limit 64 KiB,
-     recheck_ns 250 ms, trail_ns 2 us, wait/wake/hook_user NULL (OS waits),
-     flags 0 (SHARED_RING_TAKE_BACK, SHARED_RING_POLL_ONLY, SHARED_RING_REALTIME),
-     region_fd 0 (none)
+   Options (shared_ring_options; every zero field is its default, so {0}, NULL and
+   SHARED_RING_OPTIONS_INIT attach alike; SHARED_RING_OFF is a numeric option's own zero):
+     spin_ns 50 us, spin_max_ns 400 us, resume_percent 50, cork_limit 64 KiB, recheck_ns 250 ms,
+     trail_ns 2 us, wait/wake/hook_user NULL (OS waits), region_fd 0 (none),
+     flags 0 (SHARED_RING_TAKE_BACK, SHARED_RING_POLL_ONLY, SHARED_RING_REALTIME)
    Compile-time options: section 6.
 
    ============================================================================
@@ -84,13 +80,11 @@
    2. QUICK START
    ============================================================================
    Set up (once, by whoever creates the memory):
-
        size_t size = shared_ring_region_size(1 << 20, 0);  // 1 MiB data area
        void *mem = aligned_alloc(128, size);  // MSVC: _aligned_malloc(size, 128)
        shared_ring_format(mem, size, 1 << 20, 0);          // 0: default max message
 
    Producer (one thread or process):
-
        shared_ring_producer p;
        shared_ring_attach_producer(&p, mem, size, NULL);
        shared_ring_write_bytes(&p, "hello", 5, SHARED_RING_FOREVER);
@@ -98,7 +92,6 @@
        shared_ring_close(&p);                           // end of stream
 
    Consumer (another thread or process):
-
        static int on_message(void *user, const void *data, size_t len) {
            fwrite(data, 1, len, stdout);
            return 0;                                    // 0: keep going
@@ -107,9 +100,8 @@
        shared_ring_attach_consumer(&c, mem, size, NULL);
        while (shared_ring_read(&c, on_message, NULL, SHARED_RING_FOREVER) >= 0) {}
 
-   Between processes (define SHARED_RING_SHM for the helpers), both
-   programs make the same three calls, so either may start first:
-
+   Between processes (define SHARED_RING_SHM for the helpers), both programs make the same three
+   calls, so either may start first:
        shared_ring_shm shm;
        shared_ring_options o = SHARED_RING_OPTIONS_INIT;
        shared_ring_shm_open(&shm, "/my_ring", size, timeout_ns);
@@ -117,20 +109,17 @@
        o.region_fd = shm.fd;     // the kernel then tells each side of a death
        shared_ring_attach_consumer_wait(&c, shm.region, shm.size, &o,
                                         timeout_ns);  // or _producer_wait
-
-   prepare formats the region unless a live process uses it; attach says
-   NOT_FORMATTED until it is formatted (the _wait forms wait). The last user
-   unlinks the name. docs/processes.md has the whole protocol.
+   prepare formats the region unless a live process uses it; attach says NOT_FORMATTED until then
+   (the _wait forms wait). The last user unlinks the name (docs/processes.md: the whole protocol).
 
    ============================================================================
    3. THE SHARED REGION, BYTE BY BYTE
    ============================================================================
-   All fields are fixed-width, native byte order, at fixed offsets from the
-   start of the region, so 32-bit and 64-bit processes agree on them. The
-   region must be at least 8-byte aligned (128 recommended: then every block
-   below sits on its own pair of 64-byte cache lines). Each 128-byte block
-   has one writer, and what one side writes per message or per batch never
-   shares a block with what the other side reads per message.
+   All fields are fixed-width, native byte order, at fixed offsets from the start of the region, so
+   32-bit and 64-bit processes agree on them. The region must be at least 8-byte aligned (128
+   recommended: then every block below sits on its own pair of 64-byte cache lines). Each 128-byte
+   block has one writer, and what one side writes per message or per batch never shares a block
+   with what the other side reads per message.
 
      offset size  owner     field
      ------ ----  --------  ---------------------------------------------------
@@ -140,76 +129,61 @@
          16    4  format    max_message largest payload in bytes
          20    4  format    data_offset where the data area starts: 1024
          24    8  format    ring_id     random, new at every format
-         32    8  both      attaches    attaches since the format; each
-                                        attach takes the next as its id
+         32    8  both      attaches    attaches since the format; each takes the next as its id
          40   88  -         reserved, zero
-        128    8  producer  write_pos   bytes published (monotonic; may lag
-                                        the last record by one record or
-                                        corked batch: see section 4)
+        128    8  producer  write_pos   bytes published (monotonic; may lag the last record
+                                        by one record or corked batch: see section 4)
         136  120  -         reserved, zero
         256    8  consumer  read_pos    bytes ever released (monotonic)
         264    4  consumer  corrupt     1 once the consumer found bad data
-        268    4  consumer  close_seen  1 once a consumer read the close
-                                        (prepare may then format)
+        268    4  consumer  close_seen  1 once a consumer read the close (prepare may then format)
         272  112  -         reserved, zero
         384    4  consumer  consumer_sleeping   futex word: 1 = asleep on data
                                         (2: just attached, look at me)
         388    4  -         reserved, zero
         392    4  consumer  consumer_wait_mode  how it sleeps and wakes (below)
-        396    4  consumer  consumer_bell  0, or the number of a doorbell in
-                                        the consumer's process that its
-                                        wait_any sleeps on (section 4)
+        396    4  consumer  consumer_bell  0, or the number of a doorbell in the consumer's
+                                        process that its wait_any sleeps on (section 4)
         400    8  -         reserved, zero
-        408    8  consumer  consumer_fenceless_for  attach id of the producer
-                                        it releases to without a fence, or
-                                        0: it fences (section 4)
+        408    8  consumer  consumer_fenceless_for  attach id of the producer it releases
+                                        to without a fence, or 0: it fences (section 4)
         416   96  -         reserved, zero
         512    4  producer  producer_sleeping   futex word: 1 = asleep on space
                                         (2: just attached, look at me)
         516    4  -         reserved, zero
         520    4  producer  producer_wait_mode  how it sleeps and wakes (below)
         524    4  producer  closed      1 once the producer closed the stream
-        528    8  producer  producer_wake_pos   wake the producer once
-                                                read_pos >= this
-        536    8  producer  producer_fenceless_for  attach id of the consumer
-                                        it publishes to without a fence, or 0
-        544    8  producer  producer_bells  which doorbell table its wake-ups
-                                        ring: a number only compared, never
-                                        followed (section 4), or 0: none
+        528    8  producer  producer_wake_pos   wake the producer once read_pos >= this
+        536    8  producer  producer_fenceless_for  attach id of the consumer it publishes
+                                        to without a fence, or 0
+        544    8  producer  producer_bells  which doorbell table its wake-ups ring (0: none): a
+                                        number only compared, never followed (section 4)
         552   88  -         reserved, zero
-        640    8  producer  producer owner  0 FREE, or pid (bits 0-28),
-                                        LOCKED (bit 29: holds its lock on
-                                        byte 640 of the region's file), a
-                                        state (bits 30-31: 0 ATTACHED, 1
-                                        CLAIMING, 2 FORMATTING) and a
-                                        number that tells its process
-                                        from others of that pid (high
-                                        32); docs/protocol.md, "The
-                                        lifecycle", has its transitions
+        640    8  producer  producer owner  0 FREE, or pid (bits 0-28), LOCKED (bit 29: holds its
+                                        lock on byte 640 of the region's file), a state (bits
+                                        30-31: 0 ATTACHED, 1 CLAIMING, 2 FORMATTING) and a number
+                                        telling its process from others of that pid (high 32); its
+                                        transitions: docs/protocol.md, "The lifecycle"
         648    8  producer  producer attach id  its number in `attaches`
-        656   16  producer  identity slot  who (the owner word without
-                                        its state) and its pid namespace
-                                        (Linux; 1 elsewhere; 0: cannot
-                                        tell); written by the word's
-                                        holder after its move
+        656   16  producer  identity slot  who (the owner word without its state) and its
+                                        pid namespace (Linux; 1 elsewhere; 0: cannot
+                                        tell); written by the word's holder after its move
         672   96  -         reserved, zero
-        768   32  consumer  consumer owner, attach id, identity slot: as
-                                        the producer's (its lock: byte 768)
+        768   32  consumer  consumer owner, attach id, identity slot: as the producer's (its
+                                        lock: byte 768)
         800  224  -         reserved, zero
        1024  cap  both      data area: records
 
-   A record is an 8-byte header word followed by the payload, padded to 8
-   bytes. The header is one 64-bit word, stored and loaded in one piece:
-       low 32 bits   payload length; or 0xFFFFFFFF for a padding record;
-                     or 0xFFFFFFF0 | n (n 1 to 7) for a filler of n * 8
-                     bytes (header included) that puts the next record's
-                     payload at an aligned claim's alignment
+   A record is an 8-byte header word followed by the payload, padded to 8 bytes. The header is one
+   64-bit word, stored and loaded in one piece:
+       low 32 bits   payload length; or 0xFFFFFFFF for a padding record; or 0xFFFFFFF0 | n
+                     (n 1 to 7) for a filler of n * 8 bytes (header included) that puts the
+                     next record's payload at an aligned claim's alignment
        high 32 bits  tag: the low 32 bits of the record's position, | 1
-   A record never wraps: when the next one does not fit before the end of the
-   data area, the producer writes a padding record that covers the rest and
-   starts again at offset 0. The offset of position `pos` is pos & (cap - 1).
-   The 8 bytes after the last record are always zero (the "end mark"), so
-   the ring holds at most capacity - 8 bytes of records.
+   A record never wraps: when the next one does not fit before the end of the data area, the
+   producer writes a padding record that covers the rest and starts again at offset 0. The offset
+   of position `pos` is pos & (cap - 1). The 8 bytes after the last record are always zero (the
+   "end mark"), so the ring holds at most capacity - 8 bytes of records.
 
    A wait_mode word says how its side sleeps and how it wakes the other:
        low 8 bits    0 never sleeps unbounded (spins or naps), 1 futex,
@@ -219,230 +193,184 @@
    ============================================================================
    4. THE PROTOCOL
    ============================================================================
-   Publishing. Each record says itself that it is there. The producer
-   writes the payload, zeroes the 8 bytes after the record (the end mark:
-   where the consumer will look next), then stores the header word with
-   release order. The consumer loads the header at its position with
-   acquire order: a tag equal to that position's means "published". The
-   end mark keeps stale bytes of an earlier lap from reading as a header,
-   and zeroed memory is never a message (a tag is never 0), so in steady
-   flow the consumer touches only the record lines. The producer also
-   stores write_pos after each publish, in a block of its own: the
-   consumer reads it only when it waits and finds no record ("empty" or
-   "corrupt"?) and while it trails; a restarted producer walks the records
-   from it to the real end. The consumer stores read_pos once per batch;
-   the producer re-reads it only when its cached free space runs out.
+   Publishing. Each record says itself that it is there. The producer writes the payload, zeroes
+   the 8 bytes after the record (the end mark: where the consumer looks next), then stores the
+   header word with release order. The consumer loads the header at its position with acquire
+   order: a tag equal to that position's means "published". The end mark keeps stale bytes of an
+   earlier lap from reading as a header, and zeroed memory is never a message (a tag is never 0),
+   so in steady flow the consumer touches only the record lines. The producer also stores write_pos
+   after each publish, in a block of its own: the consumer reads it only when it waits and finds no
+   record ("empty" or "corrupt"?) and while it trails; a restarted producer walks the records from
+   it to the real end. The consumer stores read_pos once per batch; the producer re-reads it only
+   when its cached free space runs out.
 
-   Batching. read_some() hands every available message to the callback and
-   stores read_pos once at the end. cork()/uncork() lets the producer write
-   many messages and publish them at once: the header of the first one is
-   held back and stored last. A corked batch is published anyway once it
-   holds cork_limit bytes (default 64 KiB: beyond that, holding back only
-   idles the consumer), and a corked producer that must wait for space, or
-   returns FULL, publishes first, so it can never deadlock against a
-   consumer that waits for data, nor spin forever retrying a write with timeout 0.
+   Batching. read_some() hands every available message to the callback and stores read_pos once at
+   the end. cork()/uncork() lets the producer write many messages and publish them at once: the
+   header of the first one is held back and stored last. A corked batch is published anyway once it
+   holds cork_limit bytes (default 64 KiB: beyond that, holding back only idles the consumer), and
+   a corked producer that must wait for space, or returns FULL, publishes first, so it can never
+   deadlock against a consumer that waits for data, nor spin forever retrying a write with timeout
+   0.
 
-   Trailing. A consumer right behind a fast producer reads each cache line
-   while the producer still writes it, and lines cross between the cores
-   again and again. So when 16 waits in a row each ended within trail_ns
-   (default 2 us: a dense stream), shared_ring_read lets the producer run
-   ahead: it holds off up to trail_ns, or until 64 KiB more are published,
-   then reads the batch. A hold-off that finds fewer than 16 messages ends
-   it, and so do two that find the producer publishing at the rate it had
-   while we read right behind it (within 4/5..5/4): a paced stream gains
-   nothing. The next trial then takes twice as many quick waits (up to
-   4096), so a request/reply pair or a paced stream almost never pays it.
-   The price, where it pays: a message may wait up to trail_ns longer.
-   trail_ns = 0 turns it off; read_some, peek and wait never hold off;
-   stats.trails counts the trials.
+   Trailing. A consumer right behind a fast producer reads each cache line while the producer still
+   writes it, and lines cross between the cores again and again. So when 16 waits in a row each
+   ended within trail_ns (default 2 us: a dense stream), shared_ring_read lets the producer run
+   ahead: it holds off up to trail_ns, or until 64 KiB more are published, then reads the batch. A
+   hold-off that finds fewer than 16 messages ends it, and so do two that find the producer
+   publishing at the rate it had while we read right behind it (within 4/5..5/4): a paced stream
+   gains nothing. The next trial then takes twice as many quick waits (up to 4096), so a
+   request/reply pair or a paced stream almost never pays it. The price, where it pays: a message
+   may wait up to trail_ns longer. trail_ns = 0 turns it off; read_some, peek and wait never hold
+   off; stats.trails counts the trials.
 
-   Waiting. A side that must wait spins for spin_ns nanoseconds (default
-   50 us; time, not a count, because a pause instruction costs 10x more on
-   some CPUs than on others; the clock is read every 32 pause rounds),
-   looking only at words the peer rarely writes (the record header and
-   `closed`; write_pos every 32 rounds). Then it announces itself in its
-   *_sleeping word and sleeps on it (Linux futex, shared across processes;
-   WaitOnAddress on Windows; ulock on macOS; short sleeps elsewhere). After
-   publishing, the other side reads that word: only when it is 1 does it
-   make a wake-up system call. Steady flow makes no system calls.
+   Waiting. A side that must wait spins for spin_ns nanoseconds (default 50 us; time, not a count,
+   because a pause instruction costs 10x more on some CPUs than on others; the clock is read every
+   32 pause rounds), looking only at words the peer rarely writes (the record header and `closed`;
+   write_pos every 32 rounds). Then it announces itself in its *_sleeping word and sleeps on it
+   (Linux futex, shared across processes; WaitOnAddress on Windows; ulock on macOS; short sleeps
+   elsewhere). After publishing, the other side reads that word: only when it is 1 does it make a
+   wake-up system call. Steady flow makes no system calls.
 
-   The spin adapts. When a sleep ends with data within twice the spin, the
-   next wait spins twice as long, up to spin_max_ns (default 400 us); any
-   other sleep halves it, down to spin_ns. So steady flow with rare pauses
-   stops sleeping, while an idle side still sleeps after spin_ns; a stream
-   whose gaps wander near the spin may keep a CPU spinning up to
-   spin_max_ns per wait. stats.spin_now_ns shows it; wait_any adapts its
-   first ring's.
+   The spin adapts. When a sleep ends with data within twice the spin, the next wait spins twice as
+   long, up to spin_max_ns (default 400 us); any other sleep halves it, down to spin_ns. So steady
+   flow with rare pauses stops sleeping, while an idle side still sleeps after spin_ns; a stream
+   whose gaps wander near the spin may keep a CPU spinning up to spin_max_ns per wait.
+   stats.spin_now_ns shows it; wait_any adapts its first ring's.
 
-   Doorbells. shared_ring_wait_any sleeps on every ring's consumer_sleeping
-   word at once with futex_waitv (at most 128 words, Linux 5.16). For more
-   rings, when every producer runs in the consumer's process, the set
-   sleeps on one of this copy's 64 doorbells, named in each ring's
-   consumer_bell; a producer that wakes the consumer also rings it (a
-   wrong number is a spurious wake-up, never a store elsewhere).
-   Otherwise the set sleeps in 1 ms slices.
+   Doorbells. shared_ring_wait_any sleeps on every ring's consumer_sleeping word at once with
+   futex_waitv (at most 128 words, Linux 5.16). For more rings, when every producer runs in the
+   consumer's process, the set sleeps on one of this copy's 64 doorbells, named in each ring's
+   consumer_bell; a producer that wakes the consumer also rings it (a wrong number is a spurious
+   wake-up, never a store elsewhere). Otherwise the set sleeps in 1 ms slices.
 
-   Mixed builds. The two sides may be built differently (OS waits, wait
-   hooks, SHARED_RING_NO_OS_WAIT). Each records in its wait_mode word how
-   it sleeps and which wake-up calls it makes; a sleeper whose peer makes
-   no call that reaches it sleeps in 1 ms slices (tests/mixed_builds.c).
+   Mixed builds. The sides may be built differently (OS waits, wait hooks, SHARED_RING_NO_OS_WAIT).
+   Each records in its wait_mode word how it sleeps and which wake-up calls it makes; a sleeper
+   whose peer makes no call that reaches it sleeps in 1 ms slices (tests/mixed_builds.c).
 
-   A safety net. No wake-up is expected to be lost, but one sleep lasts at
-   most recheck_ns (default 250 ms) before the waiter looks again: should
-   a wake-up ever fail to come, the wait goes on late instead of never
-   (counted in stats.late_wakes; the tests expect 0).
+   A safety net. No wake-up is expected to be lost, but one sleep lasts at most recheck_ns (default
+   250 ms) before the waiter looks again: should a wake-up ever fail to come, the wait goes on late
+   instead of never (counted in stats.late_wakes; the tests expect 0).
 
-   When the OS says no. A refused wait naps 1 ms (stats.wait_failures)
-   instead of retrying in a busy loop. Timeouts are clamped to what the
-   OS's field holds, never turned into "forever"; a clock that fails,
-   runs backwards or stands still makes timeouts inexact, never endless.
-   Windows sleeps in timer ticks (15.6 ms unless timeBeginPeriod): a wait
-   may overrun by up to a tick.
+   When the OS says no. A refused wait naps 1 ms (stats.wait_failures) instead of retrying in a
+   busy loop. Timeouts are clamped to what the OS's field holds, never turned into "forever"; a
+   clock that fails, runs backwards or stands still makes timeouts inexact, never endless. Windows
+   sleeps in timer ticks (15.6 ms unless timeBeginPeriod): a wait may overrun by up to a tick.
 
-   Asymmetric barriers. "Store my position, then load the peer's sleeping
-   word" needs a full fence, or both sides can miss each other; on x86 it
-   halved throughput at 64 B. Between two threads of one Linux process the
-   fence moves to the cold side: a side publishes without one to a peer
-   the kernel places in its own process (same pid, same pid namespace)
-   and writes that peer's attach id in its fenceless_for word; the peer,
-   about to sleep, calls membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)
-   before its last look. To a peer in another process, or one it cannot
-   place, it fences (no membarrier reaches another process for certain:
-   docs/protocol.md, "Who fences"); to a peer that never sleeps on a
-   wake-up (SHARED_RING_POLL_ONLY) and from a real-time side
-   (SHARED_RING_REALTIME, which wakes nobody) it needs none. Each side
-   chooses again when a new peer attaches (the attach leaves 2 in its
-   sleeping word) and before each sleep; until then the new peer sleeps in
-   1 ms slices. Attach registers the process for PRIVATE_EXPEDITED (the
-   first registration in a process that already runs threads waits 10-25
-   ms for an RCU grace period). SHARED_RING_NO_MEMBARRIER makes every
+   Asymmetric barriers. "Store my position, then load the peer's sleeping word" needs a full fence,
+   or both sides can miss each other; on x86 it halved throughput at 64 B. Between two threads of
+   one Linux process the fence moves to the cold side: a side publishes without one to a peer the
+   kernel places in its own process (same pid, same pid namespace) and writes that peer's attach id
+   in its fenceless_for word; the peer, about to sleep, calls
+   membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) before its last look. To a peer in another process,
+   or one it cannot place, it fences (no membarrier reaches another process for certain:
+   docs/protocol.md, "Who fences"); to a peer that never sleeps on a wake-up
+   (SHARED_RING_POLL_ONLY) and from a real-time side (SHARED_RING_REALTIME, which wakes nobody) it
+   needs none. Each side chooses again when a new peer attaches (the attach leaves 2 in its
+   sleeping word) and before each sleep; until then the new peer sleeps in 1 ms slices. Attach
+   registers the process for PRIVATE_EXPEDITED (the first registration in a process that already
+   runs threads waits 10-25 ms for an RCU grace period). SHARED_RING_NO_MEMBARRIER makes every
    publish fence.
 
-   Hysteresis. When the producer finds the ring full it does not resume as
-   soon as one record's worth is free (that falls into lockstep with the
-   consumer: every record then costs a cache-line round trip each way).
-   It waits until `resume_percent` of the capacity is free (default 50%),
-   and the consumer only wakes a sleeping producer once that much is free.
-   A write with timeout 0 follows the same rule: after it once returned FULL, it keeps
-   returning FULL until the threshold is free.
+   Hysteresis. When the producer finds the ring full it does not resume as soon as one record's
+   worth is free (that falls into lockstep with the consumer: every record then costs a cache-line
+   round trip each way). It waits until `resume_percent` of the capacity is free (default 50%), and
+   the consumer only wakes a sleeping producer once that much is free. A write with timeout 0
+   likewise: once it returned FULL, it keeps returning FULL until the threshold is free.
 
    ============================================================================
    5. SAFETY CONTRACT
    ============================================================================
-   - Exactly one producer handle and one consumer handle per ring at a time.
-     A handle is used by one thread at a time; handles are plain structs the
-     caller owns. Functions taking a producer handle are for the producer,
-     those taking a consumer handle for the consumer; the rest are for either.
-   - Callbacks (fill, read, wait and wake hooks) may not call back into
-     their own handle: every such call returns SHARED_RING_ERR_STATE and
-     changes nothing. Calls on other handles are fine.
-   - Ordering and integrity: the consumer sees every published message exactly
-     once, in order, whole. (A restarted consumer starts at read_pos: it gets
-     again what its predecessor peeked or read but did not release.)
-   - The consumer trusts nothing in the region. Capacity and max message size
-     are read once at attach and validated; every header word is loaded once
-     and checked (tag, length against max_message, the end of the data area,
-     and one capacity past read_pos) before use, and write_pos, when read, is
-     checked against what the records show.
-     Anything inconsistent gives SHARED_RING_ERR_CORRUPT, from then on for every
-     call on that handle, and nothing outside the region is ever read or
-     written. The producer likewise validates read_pos. The consumer's
-     finding is flagged in the region and wakes a sleeping producer; the
-     producer returns ERR_CORRUPT from its next wait or full ring, at the
-     latest one capacity of writes later (it does not read the consumer's
-     line per message), and at once from flush and close.
-   - Payload bytes are not checksummed: a hostile producer can change a
-     message while you read it. Copy it first if the peer is not trusted.
-   - One handle per side. A second attach of an attached side gets
-     ERR_BUSY, from this process too (SHARED_RING_TAKE_BACK takes back a
-     side whose handle the program lost); a dead process's side is taken
-     over. A death is judged only when the kernel says so: give each side
-     the region's file descriptor (options.region_fd, and prepare's
-     region_fd; Linux) and it holds a lock on one byte of that file, which
-     the kernel drops when its process dies, whatever namespace or
-     container it runs in. Besides, a holder whose pid is in the judge's
-     own pid namespace (Windows: any) is gone once the kernel says that
-     pid ended (pidfd; a handle). Anything else counts alive: a holder in
-     another pid namespace without a lock, or any holder on macOS, stays
-     attached for good (its side taken until the region is formatted, its
-     peer's waits run to their timeout) rather than be judged on a guess
-     (docs/processes.md). Do not close descriptors you did not open
-     (closefrom) while attached: the lock lives in one.
-   - A peer that leaves tells the other: a detach wakes the peer, whose
-     waits (between threads too) return what was published, then
-     PEER_GONE. A crash, told by the kernel: the consumer gets every
-     message published before it, then CLOSED if the producer had closed,
-     else PEER_GONE from its waits within 50 ms (also FOREVER waits: such a
-     sleep is cut into 50 ms slices, and the lock tested between them;
-     never per message); a producer's write that waits returns PEER_GONE,
-     one with timeout 0 FULL once the ring is full. PEER_GONE is said once
-     at once; later waits wait for a new peer up to their timeout.
+   - Exactly one producer handle and one consumer handle per ring at a time. A handle is used by
+     one thread at a time; handles are plain structs the caller owns. Functions taking a producer
+     (consumer) handle are for the producer (consumer); the rest for either.
+   - Callbacks (fill, read, wait and wake hooks) may not call back into their own handle: every
+     such call returns SHARED_RING_ERR_STATE and changes nothing. Calls on other handles are fine.
+   - Ordering and integrity: the consumer sees every published message exactly once, in order,
+     whole. (A restarted consumer starts at read_pos: it gets again what its predecessor peeked or
+     read but did not release.)
+   - The consumer trusts nothing in the region. Capacity and max message size are read once at
+     attach and validated; every header word is loaded once and checked (tag, length against
+     max_message, the end of the data area, and one capacity past read_pos) before use, and
+     write_pos, when read, is checked against what the records show. Anything inconsistent gives
+     SHARED_RING_ERR_CORRUPT, from then on for every call on that handle, and nothing outside the
+     region is ever read or written. The producer likewise validates read_pos. The consumer's
+     finding is flagged in the region and wakes a sleeping producer; the producer returns
+     ERR_CORRUPT from its next wait or full ring, at the latest one capacity of writes later (it
+     does not read the consumer's line per message), and at once from flush and close.
+   - Payload bytes are not checksummed: a hostile producer can change a message while you read it.
+     Copy it first if the peer is not trusted.
+   - One handle per side. A second attach of an attached side gets ERR_BUSY, from this process too
+     (SHARED_RING_TAKE_BACK takes back a side whose handle the program lost); a dead process's side
+     is taken over. A death is judged only when the kernel says so: give each side the region's
+     file descriptor (options.region_fd, and prepare's region_fd; Linux) and it holds a lock on one
+     byte of that file, which the kernel drops when its process dies, whatever namespace or
+     container it runs in. Besides, a holder whose pid is in the judge's own pid namespace
+     (Windows: any) is gone once the kernel says that pid ended (pidfd; a handle). Anything else
+     counts alive: a holder in another pid namespace without a lock, or any holder on macOS, stays
+     attached for good (its side taken until the region is formatted, its peer's waits run to their
+     timeout) rather than be judged on a guess (docs/processes.md). Do not close descriptors you
+     did not open (closefrom) while attached: the lock lives in one.
+   - A peer that leaves tells the other: a detach wakes the peer, whose waits (between threads too)
+     return what was published, then PEER_GONE. A crash, told by the kernel: the consumer gets
+     every message published before it, then CLOSED if the producer had closed, else PEER_GONE from
+     its waits within 50 ms (also FOREVER waits: such a sleep is cut into 50 ms slices, and the
+     lock tested between them; never per message); a producer's write that waits returns PEER_GONE,
+     one with timeout 0 FULL once the ring is full. PEER_GONE is said once at once; later waits
+     wait for a new peer up to their timeout.
 
    ============================================================================
    6. OPTIONS (define before including)
    ============================================================================
    SHARED_RING_IMPLEMENTATION  implementation file only: emit the code.
-   SHARED_RING_STATIC          global: every function is static (and can be
-                               inlined); define it together with
-                               SHARED_RING_IMPLEMENTATION in each file that
-                               uses the ring.
-   SHARED_RING_API             global: linkage/attributes for every public
-                               function, e.g. __declspec(dllexport). Default:
-                               extern (static with SHARED_RING_STATIC).
-   SHARED_RING_ASSERT(x)       implementation file only: internal invariant
-                               checks. Default: assert(x) from <assert.h>.
-   SHARED_RING_NO_OS_WAIT      implementation file only: no OS wait or wake
-                               calls at all (freestanding, consoles). Waits
-                               spin, unless run-time wait hooks are given.
-   SHARED_RING_SHM             global: the shared memory helpers
-                               (shared_ring_shm_open and friends). POSIX
-                               builds need _GNU_SOURCE or _POSIX_C_SOURCE
+   SHARED_RING_STATIC          global: every function is static (and can be inlined); define it
+                               with SHARED_RING_IMPLEMENTATION in each file that uses the ring.
+   SHARED_RING_API             global: linkage/attributes for every public function, e.g.
+                               __declspec(dllexport). Default: extern (static with
+                               SHARED_RING_STATIC).
+   SHARED_RING_ASSERT(x)       implementation file only: internal invariant checks. Default:
+                               assert(x) from <assert.h>.
+   SHARED_RING_NO_OS_WAIT      implementation file only: no OS wait or wake calls (freestanding,
+                               consoles). Waits spin, unless run-time wait hooks are given.
+   SHARED_RING_SHM             global: the shared memory helpers (shared_ring_shm_open and
+                               friends). POSIX builds need _GNU_SOURCE or _POSIX_C_SOURCE
                                200809L defined before the first include.
-   SHARED_RING_NOTIFIER        global: the event-loop notifier
-                               (shared_ring_notifier_open and friends).
-   SHARED_RING_NOTIFIER_PIPES  implementation file only: notifier ends are
-                               pipes, not eventfds, on Linux too.
-   SHARED_RING_NO_INLINE       any file: no inline fast path for write_bytes
-                               and read_some (every call is a call).
-   SHARED_RING_NO_MEMBARRIER   implementation file only: never publish without
-                               a fence (no membarrier registration on Linux).
-   SHARED_RING_SHM_MODE        implementation file only: the mode of objects
-                               shared_ring_shm_open creates, and the widest it
-                               accepts from another creator (0600).
-   SHARED_RING_NOW_NS()        implementation file only: a monotonic clock in
-                               nanoseconds (uint64_t) for timeouts. Default:
-                               clock_gettime / QueryPerformanceCounter /
-                               timespec_get.
-   SHARED_RING_DEFAULT_SPIN_NS global (it sets SHARED_RING_OPTIONS_INIT):
-                               nanoseconds to spin before sleeping (50000).
-   SHARED_RING_DEFAULT_CORK_LIMIT  global: bytes after which a corked batch
-                               is published anyway (65536; 0: never).
-   SHARED_RING_DEFAULT_RECHECK_NS  global: the longest one sleep lasts
-                               before the waiter looks again, woken or not
-                               (250000000; 0: until woken or timed out).
-   SHARED_RING_DEFAULT_SPIN_MAX_NS global: the longest the spin grows to
-                               (400000).
-   SHARED_RING_DEFAULT_TRAIL_NS    global: how far shared_ring_read lets
-                               the producer run ahead in a dense stream, in
-                               ns (2000; 0: never).
-   SHARED_RING_DEFAULT_RESUME_PERCENT global: free % after which a producer
-                               that saw FULL goes on (50).
+   SHARED_RING_NOTIFIER        global: the event-loop notifier (shared_ring_notifier_open and
+                               friends).
+   SHARED_RING_NOTIFIER_PIPES  implementation file only: notifier ends are pipes, not eventfds,
+                               on Linux too.
+   SHARED_RING_NO_INLINE       any file: no inline fast path for write_bytes and read_some
+                               (every call is a call).
+   SHARED_RING_NO_MEMBARRIER   implementation file only: never publish without a fence (no
+                               membarrier registration on Linux).
+   SHARED_RING_SHM_MODE        implementation file only: the mode of objects shared_ring_shm_open
+                               creates, and the widest it accepts from another creator (0600).
+   SHARED_RING_NOW_NS()        implementation file only: a monotonic clock in nanoseconds
+                               (uint64_t) for timeouts. Default: clock_gettime /
+                               QueryPerformanceCounter / timespec_get.
+   SHARED_RING_DEFAULT_SPIN_NS global (it sets SHARED_RING_OPTIONS_INIT): nanoseconds to spin
+                               before sleeping (50000).
+   SHARED_RING_DEFAULT_CORK_LIMIT  global: bytes after which a corked batch is published
+                               anyway (65536; 0: never).
+   SHARED_RING_DEFAULT_RECHECK_NS  global: the longest one sleep lasts before the waiter looks
+                               again, woken or not (250000000; 0: until woken or timed out).
+   SHARED_RING_DEFAULT_SPIN_MAX_NS global: the longest the spin grows to (400000).
+   SHARED_RING_DEFAULT_TRAIL_NS    global: how far shared_ring_read lets the producer run ahead
+                               in a dense stream, in ns (2000; 0: never).
+   SHARED_RING_DEFAULT_RESUME_PERCENT global: free % at which a producer resumes after FULL (50).
 
-   Warnings. The whole header builds clean as C11 and C++11..20 with
-   -Wall -Wextra -Wpedantic -Wconversion -Wshadow (and more: make test
-   lists them), and with clang -Weverything but -Wno-padded and the C++98
-   compatibility warnings (C++11 is required: <atomic>).
+   Warnings. The whole header builds clean as C11 and C++11..20 with -Wall -Wextra -Wpedantic
+   -Wconversion -Wshadow (and more: make test lists them), and with clang -Weverything but
+   -Wno-padded and the C++98 compatibility warnings (C++11 is required: <atomic>).
 
    ============================================================================
    7. LIMITS
    ============================================================================
-   capacity: a power of two from 64 bytes to 2^62 (others are rounded up);
-   the ring holds at most capacity - 8 bytes of records (the end mark).
-   max_message: at most capacity/2 - 8 (any message fits in an empty ring,
-   whatever the wrap point) and 2^31 - 8. Tags repeat every 4 GiB; the end
-   mark, not the tag, keeps stale bytes out. Positions are 64-bit. Needs
-   lock-free 32- and 64-bit atomics (the build fails otherwise); both
-   processes need one byte order (a mismatch reads as a bad magic).
+   capacity: a power of two from 64 bytes to 2^62 (others are rounded up); the ring holds at most
+   capacity - 8 bytes of records (the end mark). max_message: at most capacity/2 - 8 (any message
+   fits in an empty ring, whatever the wrap point) and 2^31 - 8. Tags repeat every 4 GiB; the end
+   mark, not the tag, keeps stale bytes out. Positions are 64-bit. Needs lock-free 32- and 64-bit
+   atomics (the build fails otherwise); both processes need one byte order (a mismatch reads as a
+   bad magic).
 
    ============================================================================
    8. REVISION HISTORY
@@ -810,68 +738,50 @@ typedef int (*shared_ring_read_fn)(void *user, const void *data, size_t len);
 
 /* ---- setup (either side) ----------------------------------------------- */
 
-/* The bytes to allocate for a ring: the one sizing call. Same arguments,
-   in the same order, as shared_ring_format and shared_ring_prepare, which
-   then succeed on that many bytes. `capacity`: data area bytes, rounded up
-   to a power of two (at least 64); 0: the smallest that takes max_message.
-   `max_message`: the largest message (0: the most the capacity allows,
-   capacity/2 - 8). 0 when no supported ring fits: max_message above
-   capacity/2 - 8 of the rounded capacity, or larger than any ring, or both
-   arguments 0. Never blocks.
-       size_t size = shared_ring_region_size(1 << 20, 4096);
-       void *mem = aligned_alloc(128, size);   // MSVC: _aligned_malloc(size, 128)
-       shared_ring_format(mem, size, 1 << 20, 4096);                          */
+/* The bytes to allocate for a ring (example: section 2); format and prepare, given the same
+   arguments in the same order, then succeed on that many. `capacity`: data area bytes, rounded up
+   to a power of two (at least 64); 0: the smallest that takes max_message. `max_message`: the
+   largest message (0: the most the capacity allows, capacity/2 - 8). 0 when no supported ring
+   fits: max_message above capacity/2 - 8 of the rounded capacity, or larger than any ring, or both
+   arguments 0. Either side; never blocks. */
 SHARED_RING_API size_t shared_ring_region_size(size_t capacity, size_t max_message);
 
-/* Format `region` as an empty ring. Call once, before either side attaches,
-   while no one uses the region. capacity is rounded up to a power of two
-   (at least 64); 0 means the largest that fits in region_size. max_message
-   0 means the largest allowed (capacity/2 - 8). Never blocks.
-   Returns: OK; ERR_ARG (region NULL, or max_message above capacity/2 - 8);
-   ERR_ALIGN (region not 8-byte aligned); ERR_SIZE (capacity larger than
-   any ring, or region_size below shared_ring_region_size(capacity,
-   max_message)). */
+/* Format `region` as an empty ring, once, before either side attaches, while no one uses it.
+   capacity and max_message as for region_size, but capacity 0 means the largest that fits in
+   region_size. Either side; never blocks. Returns: OK; ERR_ARG (region NULL, or max_message above
+   capacity/2 - 8); ERR_ALIGN (region not 8-byte aligned); ERR_SIZE (capacity larger than any ring,
+   or region_size below shared_ring_region_size(capacity, max_message)). */
 SHARED_RING_API int shared_ring_format(void *region, size_t region_size, size_t capacity,
                                        size_t max_message);
 
-/* The defaults used when options are NULL. Never blocks, never fails. */
+/* The defaults used when options are NULL. Either side; never blocks, never fails. */
 SHARED_RING_API shared_ring_options shared_ring_default_options(void);
 
-/* Attach a producer handle to a formatted region. Producer side. Never
-   blocks. The write position continues from the region, so a restarted
-   producer appends after what was published (on a closed stream its
-   writes say CLOSED). On failure the handle is not touched: a new one
-   stays as it was (zero-initialize it, = {0}, to call on it after a
-   failed attach), an attached one stays attached and working.
-   Returns: OK; NOT_FORMATTED (magic 0: not formatted yet, or a prepare
-   or another attach holds the side for a moment, or a forked child keeps
-   the lock of a side its holder detached; retry, or use
-   attach_producer_wait);
-   ERR_BUSY (a producer is attached or attaching: a live process, or
-   another handle of this one, or this very handle; see
-   SHARED_RING_TAKE_BACK); ERR_ARG (NULL handle or region, bad options,
-   a region_fd that is not an open regular file holding this ring at
-   offset 0); ERR_ALIGN; ERR_SIZE (region smaller than its
-   header says); ERR_MAGIC (holds something else); ERR_VERSION (another
-   layout version); ERR_CORRUPT (inconsistent header or positions). */
+/* Attach a producer handle to a formatted region. Producer side; never blocks. A restarted
+   producer appends after what was published (on a closed stream its writes say CLOSED). On failure
+   the handle is not touched: a new one stays as it was (zero-initialize it, = {0}, to call on it
+   after a failed attach), an attached one stays attached and working.
+   Returns: OK; NOT_FORMATTED (magic 0: not formatted yet, or a prepare or another attach holds the
+   side for a moment, or a forked child keeps the lock of a side its holder detached; retry, or use
+   attach_producer_wait); ERR_BUSY (a producer is attached or attaching: a live process, another
+   handle of this one, or this very handle; see SHARED_RING_TAKE_BACK); ERR_ARG (NULL handle or
+   region, bad options, a region_fd that is not an open regular file holding this ring at offset
+   0); ERR_ALIGN; ERR_SIZE (region smaller than its header says); ERR_MAGIC (holds something else);
+   ERR_VERSION (another layout version); ERR_CORRUPT (inconsistent header or positions). */
 SHARED_RING_API int shared_ring_attach_producer(shared_ring_producer *p, void *region,
                                                 size_t region_size, const shared_ring_options *opt);
 
-/* Attach a consumer handle to a formatted region. Consumer side. Never
-   blocks. On failure the handle is not touched (as attach_producer).
-   Returns: OK; NOT_FORMATTED; ERR_BUSY (a consumer is attached: a live
-   process, or another handle of this one); ERR_ARG (NULL handle or region, bad
-   options or region_fd, as attach_producer); ERR_ALIGN; ERR_SIZE; ERR_MAGIC; ERR_VERSION; ERR_CORRUPT (as
-   attach_producer). */
+/* Attach a consumer handle to a formatted region. Consumer side; never blocks. On failure the
+   handle is not touched (as attach_producer). Returns: OK; NOT_FORMATTED; ERR_BUSY (a consumer is
+   attached: a live process, or another handle of this one); ERR_ARG; ERR_ALIGN; ERR_SIZE;
+   ERR_MAGIC; ERR_VERSION; ERR_CORRUPT (all as attach_producer). */
 SHARED_RING_API int shared_ring_attach_consumer(shared_ring_consumer *c, void *region,
                                                 size_t region_size, const shared_ring_options *opt);
 
-/* Attach, waiting up to timeout_ns while the region is not formatted yet
-   (another process is still creating or formatting it): the attach is
-   retried every millisecond. Producer / consumer side respectively.
-   Returns: OK; NOT_FORMATTED (timeout_ns 0 and not formatted); TIMEOUT
-   (still not formatted when the time ran out); ERR_BUSY; ERR_ARG;
-   ERR_ALIGN; ERR_SIZE; ERR_MAGIC; ERR_VERSION; ERR_CORRUPT (as attach). */
+/* Attach, retrying every millisecond up to timeout_ns while the region is not formatted yet
+   (another process is still creating or formatting it). Producer / consumer side respectively.
+   Returns: OK; NOT_FORMATTED (timeout_ns 0 and not formatted); TIMEOUT (not formatted in time);
+   ERR_BUSY; ERR_ARG; ERR_ALIGN; ERR_SIZE; ERR_MAGIC; ERR_VERSION; ERR_CORRUPT (as attach). */
 SHARED_RING_API int shared_ring_attach_producer_wait(shared_ring_producer *p, void *region,
                                                      size_t region_size,
                                                      const shared_ring_options *opt,
@@ -881,297 +791,210 @@ SHARED_RING_API int shared_ring_attach_consumer_wait(shared_ring_consumer *c, vo
                                                      const shared_ring_options *opt,
                                                      uint64_t timeout_ns);
 
-/* Format `region` unless it is in use: the set-up step of two processes
-   that may start in either order, or restart. A region that holds no ring
-   of this layout is formatted. A ring is left as it is (a new ring id
-   only when formatted) while a live process is attached to it or
-   attaching, and while it holds a stream a consumer has yet to read to
-   its end: a message no consumer released, or a close no consumer has
-   read. So prepare never drops a published message: a stream closed
-   before its consumer started is delivered, then CLOSED; what a gone pair
-   left unread is read by the next consumer. A ring whose sides are gone
-   and whose stream was read to its end (or was never closed and holds
-   nothing unread, or is corrupt) is formatted afresh. Safe to race with
-   other prepares and attaches on the same region (docs/protocol.md, "The
-   lifecycle"). region_fd: the descriptor of the file the region maps, as
-   options.region_fd (0: none): prepare then holds both sides' locks while
-   it judges and formats, so a prepare killed in the middle holds nothing,
-   and only the kernel's word that a side's process died lets it format
-   under that side (its lock, or its pid in our pid namespace: section 5).
-   Either side. Blocks only while another prepare or an attach holds a
-   side (microseconds; it gives up after a second).
-   Returns: OK (formatted now); a count >= 1 (always 1: in use or holding
-   a stream, left as it is); ERR_ARG (as format, or region_fd not an open
-   regular file), ERR_ALIGN, ERR_SIZE (as format); ERR_BUSY (a side held
-   for a second: a process stopped in the middle, or a side's lock kept
-   by a forked child after its holder detached, docs/processes.md). */
+/* Format `region` unless it is in use: the set-up step of processes that may start in any order,
+   or restart. A ring is left as it is (ring id included) while a live process is attached or
+   attaching, and while a consumer has yet to read its stream to the end (a message no consumer
+   released, or a close none has read): so prepare never drops a published message (a stream closed
+   before its consumer started is delivered, then CLOSED; what a gone pair left unread goes to the
+   next consumer). Anything else is formatted: a region holding no ring of this layout, a corrupt
+   ring, or one whose sides are gone and whose stream was read to its end or was never closed and
+   holds nothing unread. Safe to race with other prepares and attaches (docs/protocol.md, "The
+   lifecycle"). region_fd (as options.region_fd; 0: none) makes prepare hold both sides' locks
+   while it judges and formats, so a prepare killed midway holds nothing, and it formats under a
+   side only on the kernel's word that its process died (section 5). Either side. Blocks only while
+   another prepare or an attach holds a side (microseconds; it gives up after a second).
+   Returns: OK (formatted now); a count >= 1 (always 1: in use or holding a stream, left as it is);
+   ERR_ARG (as format, or region_fd not an open regular file), ERR_ALIGN, ERR_SIZE (as format);
+   ERR_BUSY (a side held for a second: a process stopped in the middle, or a side's lock kept by a
+   forked child after its holder detached, docs/processes.md). */
 SHARED_RING_API int shared_ring_prepare(void *region, size_t region_size, size_t capacity,
                                         size_t max_message, int region_fd);
 
 /* ---- producer ----------------------------------------------------------- */
 
-/* Write one message through a callback: reserves max_len contiguous bytes,
-   calls fill(user, dst, max_len), and publishes the length fill returned.
-   Producer side. Waits for room at most timeout_ns (the one rule above).
-   Returns: OK; FULL (timeout 0 and no room); TIMEOUT (no room in time);
-   PEER_GONE (no room, and the consumer's process died); CLOSED (after
-   close); ERR_TOO_BIG (max_len > max_message, or fill
-   returned more than max_len: nothing is written); ERR_ARG (fill NULL);
-   ERR_STATE (a claim is open, or inside a callback); ERR_CORRUPT;
-   ERR_HANDLE. */
+/* Write one message via a callback: reserve max_len contiguous bytes, call fill(user, dst,
+   max_len), publish the length it returns. Producer side; waits for room (see the one rule).
+   Returns: OK; FULL; TIMEOUT; PEER_GONE (no room, and the consumer's process died); CLOSED;
+   ERR_TOO_BIG (max_len > max_message, or fill returned more than max_len: nothing is written);
+   ERR_ARG (fill NULL); ERR_STATE (also: a claim is open); ERR_CORRUPT; ERR_HANDLE. */
 SHARED_RING_API int shared_ring_write(shared_ring_producer *p, size_t max_len,
                                       shared_ring_fill_fn fill, void *user, uint64_t timeout_ns);
 
-/* Write a copy of `len` bytes at `data` (data may be NULL when len is 0).
-   Producer side. Waits for room at most timeout_ns.
-   Returns: OK; FULL (timeout 0 and no room); TIMEOUT (no room in time);
-   PEER_GONE (no room, and the consumer's process died); CLOSED;
-   ERR_TOO_BIG (len > max_message); ERR_ARG (data NULL, len not 0);
-   ERR_STATE (a claim is open, or inside a callback); ERR_CORRUPT;
-   ERR_HANDLE. */
+/* Write a copy of `len` bytes at `data` (data may be NULL when len is 0). Producer side; waits as
+   write. Returns: OK; FULL, TIMEOUT, PEER_GONE, CLOSED (as write); ERR_TOO_BIG (len >
+   max_message); ERR_ARG (data NULL, len not 0); ERR_STATE (as write); ERR_CORRUPT; ERR_HANDLE. */
 SHARED_RING_API int shared_ring_write_bytes(shared_ring_producer *p, const void *data, size_t len,
                                             uint64_t timeout_ns);
 
-/* Write the bytes of a NUL-terminated string (without the NUL) straight into
-   the ring. Producer side. Same timeout as write_bytes.
-   Returns: OK; FULL; TIMEOUT; PEER_GONE; CLOSED; ERR_TOO_BIG (longer than
-   max_message; the string is read no further than that); ERR_ARG (str
-   NULL); ERR_STATE; ERR_CORRUPT; ERR_HANDLE (as write_bytes). */
+/* Write a C string's bytes (not its NUL) straight into the ring. Producer side; waits as write.
+   Returns: OK; FULL; TIMEOUT; PEER_GONE; CLOSED; ERR_TOO_BIG (longer than max_message; read no
+   further than that); ERR_ARG (str NULL); ERR_STATE; ERR_CORRUPT; ERR_HANDLE (as write_bytes). */
 SHARED_RING_API int shared_ring_write_str(shared_ring_producer *p, const char *str,
                                           uint64_t timeout_ns);
 
-/* Zero-copy: reserve `len` contiguous, 8-byte aligned bytes and return a
-   pointer to them in *out; then shared_ring_commit() publishes (a prefix of)
-   them or shared_ring_abort() drops them. One claim at a time. Producer side.
-   Same timeout as write_bytes. *out is NULL on failure.
-   Returns: OK; FULL; TIMEOUT; PEER_GONE; CLOSED; ERR_TOO_BIG (len >
-   max_message); ERR_ARG (out NULL); ERR_STATE (a claim is already open, or inside a
-   callback); ERR_CORRUPT; ERR_HANDLE. */
+/* Zero-copy: reserve `len` contiguous, 8-byte aligned bytes at *out (NULL on failure) for commit()
+   to publish (a prefix of) or abort() to drop; one claim at a time. Producer side; waits as write.
+   Returns: OK; FULL; TIMEOUT; PEER_GONE; CLOSED; ERR_TOO_BIG (len > max_message); ERR_ARG (out
+   NULL); ERR_STATE (also: a claim is already open); ERR_CORRUPT; ERR_HANDLE. */
 SHARED_RING_API int shared_ring_claim(shared_ring_producer *p, size_t len, void **out,
                                       uint64_t timeout_ns);
 
-/* As claim, with *out aligned to `align` bytes (8, 16, 32 or 64): for a
-   struct with alignas(16) members (SIMD) built in place. The consumer
-   gets the message at the same alignment. Costs up to align - 8 bytes of
-   ring space before the record (a filler the consumer steps over): at
-   64-byte alignment a 64-byte message takes 128 bytes of ring. The
-   region must be aligned to `align` in every process that maps it (128,
-   as recommended, serves them all; mmap gives a page). Producer side.
-   Returns: OK; FULL; TIMEOUT; PEER_GONE; CLOSED; ERR_TOO_BIG (len >
-   max_message, or len > capacity/2 - align: the record and its largest
-   filler must fit in half the ring, as any message does, or some write
-   positions could never take it); ERR_ARG (out NULL, or align
-   not 8, 16, 32 or 64); ERR_ALIGN (the data area is not `align`-aligned
-   in this process); ERR_STATE; ERR_CORRUPT; ERR_HANDLE (as claim). */
+/* As claim, with *out (and the consumer's copy) aligned to `align` bytes (8, 16, 32 or 64): for a
+   struct with alignas(16) members (SIMD) built in place. Costs up to align - 8 bytes of ring
+   before the record (a filler the consumer steps over): at 64-byte alignment a 64-byte message
+   takes 128. The region must be so aligned in every process that maps it (128 serves all; mmap
+   gives a page). Producer side; waits as write. Returns: OK; FULL; TIMEOUT; PEER_GONE; CLOSED;
+   ERR_TOO_BIG (len > max_message, or len > capacity/2 - align: the record and its largest filler
+   must fit in half the ring, as any message does, or some write positions could never take it);
+   ERR_ARG (out NULL, or align not 8, 16, 32 or 64); ERR_ALIGN (the data area is not
+   `align`-aligned in this process); ERR_STATE; ERR_CORRUPT; ERR_HANDLE (as claim). */
 SHARED_RING_API int shared_ring_claim_aligned(shared_ring_producer *p, size_t len, size_t align,
                                               void **out, uint64_t timeout_ns);
 
-/* Finish the open claim as a message of `len` bytes (len <= claimed).
-   Producer side. Never blocks.
-   Returns: OK; ERR_TOO_BIG (len larger than claimed; the claim stays
-   open); ERR_STATE (no claim open, or inside a callback); ERR_CORRUPT (the
-   claim stays open: abort it); ERR_HANDLE. */
+/* Finish the open claim as a message of `len` bytes (<= claimed). Producer side; never blocks.
+   Returns: OK; ERR_TOO_BIG (len larger than claimed; the claim stays open); ERR_STATE (also: no
+   claim open); ERR_CORRUPT (the claim stays open: abort it); ERR_HANDLE. */
 SHARED_RING_API int shared_ring_commit(shared_ring_producer *p, size_t len);
 
-/* Drop the open claim; nothing is published. Allowed on a corrupt ring.
-   Producer side. Never blocks.
-   Returns: OK; ERR_STATE (no claim open, or inside a callback);
-   ERR_HANDLE. */
+/* Drop the open claim unpublished; allowed on a corrupt ring. Producer side; never blocks.
+   Returns: OK; ERR_STATE (also: no claim open); ERR_HANDLE. */
 SHARED_RING_API int shared_ring_abort(shared_ring_producer *p);
 
-/* Cork: until the matching uncork, messages are written but published only
-   once, at the outermost uncork (or earlier: when the batch reaches the
-   cork_limit option, when the producer must wait for space or returns
-   FULL, at flush/close). Nestable. Producer side. Never blocks.
-   Returns (cork): OK; ERR_STATE (nesting deeper than 2^32-1, or inside a
-   callback); ERR_CORRUPT; ERR_HANDLE.
-   Returns (uncork): OK; ERR_STATE (not corked, or inside a callback);
-   ERR_CORRUPT; ERR_HANDLE. */
+/* Cork (nestable): messages are written but published together only at the outermost uncork, or
+   earlier when the batch reaches the cork_limit option, when the producer must wait for space or
+   returns FULL, and at flush/close. Producer side; never blocks.
+   Returns (cork): OK; ERR_STATE (also: nesting deeper than 2^32-1); ERR_CORRUPT; ERR_HANDLE.
+   Returns (uncork): OK; ERR_STATE (also: not corked); ERR_CORRUPT; ERR_HANDLE. */
 SHARED_RING_API int shared_ring_cork(shared_ring_producer *p);
 SHARED_RING_API int shared_ring_uncork(shared_ring_producer *p);
 
-/* Publish everything written so far, corked or not. Producer side. Never
-   blocks (it may make one wake-up system call).
-   Returns: OK; ERR_STATE (inside a callback); ERR_CORRUPT (also when the
-   consumer has flagged the ring); ERR_HANDLE. */
+/* Publish all written so far, corked or not. Producer side; never blocks (may make one wake-up
+   system call). Returns: OK; ERR_STATE; ERR_CORRUPT; ERR_HANDLE. */
 SHARED_RING_API int shared_ring_flush(shared_ring_producer *p);
 
-/* End the stream: publish everything, mark the ring closed, wake the
-   consumer. Later writes return CLOSED. Idempotent. Producer side. Never
-   blocks.
-   Returns: OK (also when already closed); ERR_STATE (a claim is open, or
-   inside a callback); ERR_CORRUPT (also when the consumer has flagged the
-   ring; the ring is not marked closed); ERR_HANDLE (also in a child
-   forked after attach: it attaches its own). */
+/* End the stream: publish everything, mark the ring closed, wake the consumer; later writes return
+   CLOSED. Idempotent. Producer side; never blocks.
+   Returns: OK (also when already closed); ERR_STATE (also: a claim is open); ERR_CORRUPT (the ring
+   is then not marked closed); ERR_HANDLE. */
 SHARED_RING_API int shared_ring_close(shared_ring_producer *p);
 
 /* ---- consumer ----------------------------------------------------------- */
 
-/* Batch read: call fn(user, data, len) for each available message in order,
-   until none is left or fn returns non-zero, then release them all with a
-   single store of read_pos. Also releases messages taken with peek.
-   Consumer side. Never blocks.
-   Returns: a count >= 1 (messages delivered); EMPTY (none now); PEER_GONE
-   (none, and a wait found the producer's process dead); CLOSED (none, and
-   the producer closed); ERR_ARG (fn NULL); ERR_STATE (inside a callback);
+/* Batch read: call fn(user, data, len) for each available message in order, until none is left or
+   fn returns non-zero, then release them all, and any taken with peek, with one store of read_pos.
+   Consumer side; never blocks. Returns: a count >= 1; EMPTY; PEER_GONE (none, and a wait found the
+   producer's process dead); CLOSED (none, and the producer closed); ERR_ARG (fn NULL); ERR_STATE;
    ERR_CORRUPT; ERR_HANDLE. */
 SHARED_RING_API int shared_ring_read_some(shared_ring_consumer *c, shared_ring_read_fn fn,
                                           void *user);
 
-/* Wait (up to timeout_ns) for a message, then read_some. In a dense stream
-   it first lets the producer run ahead for up to the trail_ns option (see
-   "Trailing"; never longer than timeout_ns, never with timeout_ns 0).
-   Consumer side. Blocks.
-   Returns: a count >= 1 (messages delivered); EMPTY (timeout_ns 0 and no
-   message); TIMEOUT (no message in time); PEER_GONE (no message, and the
-   producer's process died); CLOSED; ERR_ARG (fn NULL);
-   ERR_STATE (inside a callback); ERR_CORRUPT (also: the region was
-   formatted anew under the handle, or a record the wait saw was gone
-   when read: never EMPTY after a wait that found one); ERR_HANDLE. */
+/* Wait (up to timeout_ns) for a message, then read_some. In a dense stream it first lets the
+   producer run ahead for up to the trail_ns option (see "Trailing"; never longer than timeout_ns,
+   never with timeout_ns 0). Consumer side; blocks. Returns: a count >= 1; EMPTY; TIMEOUT;
+   PEER_GONE (no message, and the producer's process died); CLOSED, ERR_ARG (as read_some);
+   ERR_STATE; ERR_CORRUPT (also: the region was formatted anew under the handle, or a record the
+   wait saw was gone when read: never EMPTY after a wait that found one); ERR_HANDLE. */
 SHARED_RING_API int shared_ring_read(shared_ring_consumer *c, shared_ring_read_fn fn, void *user,
                                      uint64_t timeout_ns);
 
-/* Wait until a message is available. Consumer side. Blocks at most
-   timeout_ns (0: just check).
-   Returns: OK (a message is ready); EMPTY (timeout_ns 0 and no message);
-   TIMEOUT (no message in time); PEER_GONE (no message, and the producer's
-   process died); CLOSED (none, and the producer closed);
-   ERR_STATE (inside a callback); ERR_CORRUPT (also at once when the
-   region was formatted anew under the handle); ERR_HANDLE. */
+/* Wait until a message is available. Consumer side; blocks at most timeout_ns (0: just check).
+   Returns: OK (a message is ready); EMPTY; TIMEOUT; PEER_GONE, CLOSED (as read); ERR_STATE;
+   ERR_CORRUPT (also at once when the region was formatted anew under the handle); ERR_HANDLE. */
 SHARED_RING_API int shared_ring_wait(shared_ring_consumer *c, uint64_t timeout_ns);
 
-/* Pull API: hand out the next message without releasing it. Each call moves
-   to the following message; the pointers stay valid until release. Consumer
-   side. Never blocks. *msg is zeroed (data NULL, len 0) on every result
-   but OK.
-   Returns: OK; EMPTY (no message now); PEER_GONE (as read_some); CLOSED
-   (none, and the producer closed); ERR_ARG (msg NULL); ERR_STATE (inside a callback); ERR_CORRUPT;
-   ERR_HANDLE. */
+/* Pull API: hand out the next message without releasing it; each call moves to the following one,
+   and the pointers stay valid until release. Consumer side; never blocks. *msg is zeroed (data
+   NULL, len 0) on every result but OK. Returns: OK; EMPTY; PEER_GONE, CLOSED (as read_some);
+   ERR_ARG (msg NULL); ERR_STATE; ERR_CORRUPT; ERR_HANDLE. */
 SHARED_RING_API int shared_ring_peek(shared_ring_consumer *c, shared_ring_message *msg);
 
-/* Release every message handed out by peek so far (one store of read_pos),
-   making room for the producer. Allowed on a corrupt ring. Consumer side.
-   Never blocks.
-   Returns: a count >= 0 (messages released); ERR_STATE (inside a
-   callback); ERR_HANDLE. */
+/* Release every message peek handed out so far (one store of read_pos), making room for the
+   producer. Allowed on a corrupt ring. Consumer side; never blocks.
+   Returns: a count >= 0 (messages released); ERR_STATE; ERR_HANDLE. */
 SHARED_RING_API int shared_ring_release(shared_ring_consumer *c);
 
-/* Event loops: the consumer sleeps in your loop (epoll, poll, kqueue,
-   libuv) instead of in the library. Attach both sides with wait and wake
-   hooks whose wake signals a descriptor your loop watches (an eventfd, a
-   pipe). Before each sleep, arm: it announces the consumer as asleep, then
-   looks once more. If it says armed, sleep; the producer's next publish
-   calls its wake hook. If it says a message is ready, read instead of
-   sleeping. Re-arm before every sleep; a stale arm costs one spurious
-   wake-up, never a lost one. When no wake-up can be promised yet (a
-   producer that has still to answer this consumer's attach: it publishes
-   without a fence for a consumer that attached before; or membarrier
-   failed) arm naps 1 ms and says 1, so the loop looks again at that pace
-   until the producer's next publish answers. Consumer side. Never blocks
-   beyond that nap (on Linux it may make one membarrier call).
-   Returns: OK (armed: sleep until your descriptor fires); a count >= 1
-   (always 1: a message is ready, or no wake-up promised yet: do not
-   sleep, look again); CLOSED (none, and the
-   producer closed); PEER_GONE (the producer detached, or its process
-   died: it will never signal; said once, after a look at what it left
-   (watch shared_ring_consumer_peer_fd, or give your loop's sleep a
-   timeout and re-arm, to notice a death); after that, arm arms for the
-   next producer, whose attach wakes your loop if it has wake hooks too
-   (a producer without them, or a real-time one, wakes nothing: keep a
-   timeout where one may come);
-   ERR_STATE (the handle has no wait hooks; the producer attached last
-   has none, so its publishes could not signal the loop; or inside a
-   callback); ERR_CORRUPT; ERR_HANDLE. */
+/* Event loops: the consumer sleeps in your loop (epoll, poll, kqueue, libuv), not in the library;
+   both sides attach with wait and wake hooks whose wake signals a descriptor the loop watches (an
+   eventfd, a pipe). Arm before every sleep: it announces the consumer as asleep, then looks once
+   more; a stale arm costs one spurious wake-up, never a lost one. No wake-up can be promised while
+   a producer has still to answer this consumer's attach (it may publish without a fence, as for
+   the consumer before) or when membarrier failed: arm then naps 1 ms and says 1, so the loop looks
+   again at that pace until the producer's next publish answers. Consumer side; never blocks beyond
+   that nap (on Linux it may make one membarrier call).
+   Returns: OK (armed: sleep until your descriptor fires; the producer's next publish calls its
+   wake hook); a count >= 1 (always 1: a message is ready, or no wake-up promised yet: do not
+   sleep, look again); CLOSED (none, and the producer closed); PEER_GONE (the producer detached or
+   its process died, so it will never signal; said once, after a look at what it left; to notice a
+   death, watch shared_ring_consumer_peer_fd, or sleep with a timeout and re-arm. Then arm arms for
+   the next producer, whose attach wakes your loop only if it has wake hooks and is not real-time:
+   keep a timeout where one may come); ERR_STATE (also: the handle has no wait hooks; the producer
+   attached last has none, so its publishes could not signal the loop); ERR_CORRUPT; ERR_HANDLE. */
 SHARED_RING_API int shared_ring_arm(shared_ring_consumer *c);
 
-/* Event loops: a descriptor that becomes readable when the peer's process
-   ends (a Linux pidfd), for your loop to watch beside its notifier, so
-   that a kill -9 reaches the loop without a timer. Once it is readable,
-   the next call that finds nothing to do (read_some, peek, wait or arm
-   finding no message; a write with timeout 0 finding no room) says
-   PEER_GONE, after what the peer published. The handle owns it: do not
-   close it. Ask for it before each sleep (no system call while the peer
-   is the same) and add what it returns to your loop (EEXIST: already
-   there): while the process it watches holds the peer's side and no call
-   has said PEER_GONE, it is the same descriptor; once it has served (the
-   peer detached or died, a new peer attached, a child adopted the side)
-   this call closes it, after opening the new peer's, so your loop stops
-   watching it (epoll forgets a closed descriptor). Nothing else closes it
-   but detach. A peer in this
-   process needs none: its detach wakes your notifier (a thread that exits
-   attached is no death: close in a thread-exit destructor). Consumer /
-   producer side respectively; never blocks.
-   Returns: a descriptor >= 0; PEER_GONE (the peer's process is gone
-   already); ERR_STATE (no peer attached, the peer is in this process, the
-   peer's process is in another pid namespace or cannot be placed, or
-   inside a callback); ERR_SYSTEM (no pidfd: not Linux, Linux before 5.3,
-   or out of descriptors: look with a timer instead, arm every recheck_ns
-   or so); ERR_CORRUPT; ERR_HANDLE. */
+/* Event loops: a descriptor that becomes readable when the peer's process ends (a Linux pidfd),
+   for your loop to watch, so a kill -9 reaches it without a timer: the next call that then finds
+   nothing to do (read_some, peek, wait or arm finding no message; a write with timeout 0 finding
+   no room) says PEER_GONE, after what the peer published. The handle owns it: do not close it;
+   only this call and detach do. Ask for it before each sleep (no system call while the peer is the
+   same) and add it to your loop (EEXIST: already there). It stays the same while the process it
+   watches holds the peer's side and no call has said PEER_GONE; once it has served (the peer
+   detached or died, a new peer attached, a child adopted the side), this call closes it after
+   opening the new peer's, so your loop stops watching it (epoll forgets a closed descriptor). A
+   peer in this process needs none: its detach wakes your notifier (a thread that exits attached is
+   no death: close in a thread-exit destructor). Consumer / producer side respectively; never
+   blocks. Returns: a descriptor >= 0; PEER_GONE (the peer's process is gone already); ERR_STATE
+   (also: no peer attached, the peer is in this process, the peer's process is in another pid
+   namespace or cannot be placed); ERR_SYSTEM (no pidfd: not Linux, Linux before 5.3, or out of
+   descriptors: look with a timer instead, arm every recheck_ns or so); ERR_CORRUPT; ERR_HANDLE. */
 SHARED_RING_API int shared_ring_consumer_peer_fd(shared_ring_consumer *c);
 SHARED_RING_API int shared_ring_producer_peer_fd(shared_ring_producer *p);
 
-/* Wait on many rings at once: return as soon as one of them has a message
-   or something else to report (closed, corrupt, or its producer gone).
-   Ready rings are served in turn: each look starts after the ring reported
-   last (the cursor is kept in the set's first handle). It sleeps in one
-   system call on Linux: futex_waitv (5.16+, up to 128 rings), or, for
-   more rings or an older kernel, a doorbell of this process that every
-   producer of the set rings (when all of them run in this process);
-   otherwise in slices of 1 ms (a timer tick on Windows). Then read that
-   ring: its read or read_some says what it has. A ring that is closed or
-   corrupt is reported at once every time: take it out of the set; one
-   whose producer is gone, until a call on it has said PEER_GONE (then it
-   waits for a new producer). NULL entries are skipped. Consumer side, for
-   every handle; a handle must not be in two sets waited on at once.
-   Returns: a count >= 0 (the index, below n, of a ring that is ready);
-   EMPTY (timeout_ns 0 and nothing ready); TIMEOUT; ERR_ARG (rings NULL, n 0, or n > INT_MAX, or
-   every entry NULL); ERR_STATE (inside a callback of one of the handles);
-   ERR_HANDLE (an entry is not an attached consumer handle). Entries are
-   checked as they are looked at: one past a ready ring may go unchecked,
-   but none before the call sleeps. */
+/* Wait on many rings at once: return as soon as one has a message or something else to report
+   (closed, corrupt, or its producer gone); then its read or read_some says what it has. Ready
+   rings are served in turn: each look starts after the ring reported last (the cursor is kept in
+   the set's first handle). Sleeps up to timeout_ns, in one system call on Linux (futex_waitv,
+   5.16+, up to 128 rings; for more or on an older kernel, a doorbell, when every producer of the
+   set runs in this process: section 4, "Doorbells"), otherwise in 1 ms slices (a timer tick on
+   Windows). A closed or corrupt ring is reported at once every time: take it out of the set; one
+   whose producer is gone, until a call on it has said PEER_GONE (then it waits for a new
+   producer). NULL entries are skipped. Consumer side, for every handle; a handle must not be in
+   two sets waited on at once. Returns: a count >= 0 (the index, below n, of a ring that is ready);
+   EMPTY (timeout_ns 0 and nothing ready); TIMEOUT; ERR_ARG (rings NULL, n 0, n > INT_MAX, or every
+   entry NULL); ERR_STATE (inside a callback of one of the handles); ERR_HANDLE (an entry is not an
+   attached consumer handle). Entries are checked as they are looked at: one past a ready ring may
+   go unchecked, but none before the call sleeps. */
 SHARED_RING_API int shared_ring_wait_any(shared_ring_consumer *const *rings, size_t n,
                                          uint64_t timeout_ns);
 
 /* ---- either side -------------------------------------------------------- */
 
-/* Stop using the handle: release this side of the ring, so that another
-   process can attach as it without ERR_BUSY. A producer publishes what it
-   wrote first (a corked batch; an open claim is dropped); it does not close
-   the stream. The handle is unattached afterwards. Producer / consumer
-   side respectively. Never blocks. Only in the process that attached the
-   handle: a child forked after attach attaches its own.
-   Returns: OK (also on a corrupt ring, and for a handle whose side a
-   child adopted or another handle took back: it is only dropped);
-   ERR_STATE (inside a callback); ERR_HANDLE (not an attached handle, or
-   a forked child's copy of one). */
+/* Stop using the handle, which is unattached afterwards: release this side of the ring, so another
+   process can attach as it without ERR_BUSY. A producer first publishes what it wrote (a corked
+   batch; an open claim is dropped); it does not close the stream. Producer / consumer side
+   respectively, only in the process that attached the handle (a child forked after attach attaches
+   its own). Never blocks. Returns: OK (also on a corrupt ring, and for a handle whose side a child
+   adopted or another handle took back: it is only dropped); ERR_STATE; ERR_HANDLE. */
 SHARED_RING_API int shared_ring_detach_producer(shared_ring_producer *p);
 SHARED_RING_API int shared_ring_detach_consumer(shared_ring_consumer *c);
 
-/* In a child forked after attach, take the handle over from the process
-   that attached it (daemonising): the side is this process's from now on
-   (its owner word names it; the peer judges it, and chooses its barrier,
-   by it), and the attaching process must not use the handle again (its
-   close and sleeping waits then get ERR_HANDLE; its detach only drops the
-   handle). Adopt before the
-   attaching process exits (have it wait for the child's word), or the peer
-   may judge the side by the dead process in between and say PEER_GONE
-   once. Without it, a child's close, detach and sleeping waits are
-   refused with ERR_HANDLE.
-   Producer / consumer side respectively. Never blocks.
-   Returns: OK (also in the attaching process itself: nothing to do);
-   ERR_BUSY (the side is no longer the attaching process's: it detached,
-   died and was taken over, or another child adopted it); ERR_STATE
-   (inside a callback); ERR_CORRUPT; ERR_HANDLE. */
+/* In a child forked after attach, take the handle over from the process that attached it
+   (daemonising); without it the child's close, detach and sleeping waits get ERR_HANDLE. The side
+   is this process's from now on (its owner word names it; the peer judges it, and chooses its
+   barrier, by it); the attaching process must not use the handle again (its close and sleeping
+   waits then get ERR_HANDLE; its detach only drops the handle). Adopt before the attaching process
+   exits (have it wait for the child's word), or the peer may judge the side by the dead process in
+   between and say PEER_GONE once. Producer / consumer side respectively; never blocks.
+   Returns: OK (also in the attaching process itself: nothing to do); ERR_BUSY (the side is no
+   longer the attaching process's: it detached, died and was taken over, or another child adopted
+   it); ERR_STATE; ERR_CORRUPT; ERR_HANDLE. */
 SHARED_RING_API int shared_ring_adopt_producer(shared_ring_producer *p);
 SHARED_RING_API int shared_ring_adopt_consumer(shared_ring_consumer *c);
 
-/* Who is attached to a region, for inspection (tools/shared_ring_stat).
-   Reads the region only (a read-only mapping is fine); with region_fd (the
-   file the region maps, or 0: none; Linux) it asks the kernel whether each
-   side's holder lives. pid 0: nobody is attached as that side. alive: 1
-   alive (its lock is held, or it is the caller's own process), 0 gone
-   (its lock free, or its pid ended in the caller's pid namespace) or
-   nobody, -1 cannot tell. Either side, any process; never blocks. */
+/* Who is attached to a region, for inspection (tools/shared_ring_stat). Reads the region only (a
+   read-only mapping is fine); with region_fd (the file the region maps, or 0: none; Linux) it asks
+   the kernel whether each side's holder lives. pid 0: nobody is attached as that side. alive: 1
+   alive (its lock is held, or it is the caller's own process), 0 gone (its lock free, or its pid
+   ended in the caller's pid namespace) or nobody, -1 cannot tell. */
 typedef struct shared_ring_owner {
     uint32_t pid;  /* process id recorded at attach (0: none), in its pid namespace */
     int32_t alive; /* 1, 0 or -1: see above */
@@ -1181,33 +1004,27 @@ typedef struct shared_ring_owners {
     shared_ring_owner producer, consumer;
     uint32_t formatting; /* 1: a prepare is formatting the region now */
 } shared_ring_owners;
-/* Fill *out (zeroed on error).
-   Returns: OK; ERR_ARG (region or out NULL, region_fd not a regular
-   file); ERR_ALIGN; ERR_SIZE (smaller than the header); NOT_FORMATTED;
-   ERR_MAGIC. */
+/* Fill *out (zeroed on error). Either side, any process; never blocks.
+   Returns: OK; ERR_ARG (region or out NULL, region_fd not a regular file); ERR_ALIGN; ERR_SIZE
+   (smaller than the header); NOT_FORMATTED; ERR_MAGIC. */
 SHARED_RING_API int shared_ring_owners_of(const void *region, size_t region_size, int region_fd,
                                           shared_ring_owners *out);
 
-/* Copy this handle's counters to *out (zeroed on any error). The
-   producer's function takes a producer handle, the consumer's a consumer
-   handle; a broken handle still reports. Never blocks.
-   Returns: OK; ERR_ARG (out NULL); ERR_STATE (inside a callback);
-   ERR_HANDLE. */
+/* Copy this handle's counters to *out (zeroed on any error); a broken handle still reports.
+   Producer / consumer handle respectively; never blocks.
+   Returns: OK; ERR_ARG (out NULL); ERR_STATE; ERR_HANDLE. */
 SHARED_RING_API int shared_ring_producer_stats(const shared_ring_producer *p,
                                                shared_ring_stats *out);
 SHARED_RING_API int shared_ring_consumer_stats(const shared_ring_consumer *c,
                                                shared_ring_stats *out);
 
-/* How full the ring is, as seen from this side, in bytes of the data area:
-   capacity, used (records not yet released by the consumer, padding
-   included; the producer counts what it wrote but has not published yet,
-   the consumer what was published) and free (what the producer can still
-   write before it must wait: capacity - 8 - used). A snapshot: the peer
-   moves on. Reads the peer's position once, clamped into range, so a
-   hostile peer cannot make it report more than the capacity. Producer /
-   consumer handle respectively; never blocks; *out is zeroed on error.
-   Returns: OK; ERR_ARG (out NULL); ERR_STATE (inside a callback);
-   ERR_HANDLE. */
+/* How full the ring is, seen from this side, in bytes of the data area: capacity, used (records
+   not yet released by the consumer, padding included; the producer also counts what it has not
+   published yet) and free (what the producer can still write before it must wait:
+   capacity - 8 - used). A snapshot. The peer's position is read once, clamped into range, so a
+   hostile peer cannot make it report more than the capacity. Producer / consumer handle
+   respectively; never blocks; *out is zeroed on error.
+   Returns: OK; ERR_ARG (out NULL); ERR_STATE; ERR_HANDLE. */
 typedef struct shared_ring_usage {
     uint64_t capacity;
     uint64_t used;
@@ -1218,41 +1035,31 @@ SHARED_RING_API int shared_ring_producer_usage(const shared_ring_producer *p,
 SHARED_RING_API int shared_ring_consumer_usage(const shared_ring_consumer *c,
                                                shared_ring_usage *out);
 
-/* max_message of the ring the handle is attached to, as read at attach;
-   0 if the handle is not attached. Producer / consumer handle respectively;
-   never blocks. */
+/* max_message of the ring the handle is attached to, as read at attach; 0 if not attached.
+   Producer / consumer handle respectively; never blocks. */
 SHARED_RING_API size_t shared_ring_producer_max_message(const shared_ring_producer *p);
 SHARED_RING_API size_t shared_ring_consumer_max_message(const shared_ring_consumer *c);
 
-/* A short English description of a result code (or "ok (count)" for a
-   positive count, "unknown result" otherwise). Either side, any thread;
-   never blocks; never NULL. */
+/* A short English description of a result code ("ok (count)" for a positive count, "unknown
+   result" otherwise). Either side, any thread; never blocks; never NULL. */
 SHARED_RING_API const char *shared_ring_result_string(int result);
 
-/* Why this thread's last refused call was refused: every call that
-   returns a result below OK (an error, and FULL, EMPTY, TIMEOUT, CLOSED,
-   NOT_FORMATTED, PEER_GONE alike) sets it first, naming the rule and the
-   numbers involved, so it never describes an earlier call. Calls that
-   succeed leave it as it is (like errno): read it right after the
-   refusal. Either side; never blocks; never NULL ("" before any refusal
-   of this thread). */
+/* Why this thread's last refused call was refused, naming the rule and numbers: every call
+   returning a result below OK (errors and FULL, EMPTY, TIMEOUT, CLOSED, NOT_FORMATTED, PEER_GONE
+   alike) sets it first, so it never describes an earlier call; success leaves it (like errno):
+   read it right away. Either side; never blocks; never NULL ("" before any refusal). */
 SHARED_RING_API const char *shared_ring_why(void);
 
-/* How this build sleeps and wakes: "futex", "WaitOnAddress", "Sleep",
-   "ulock", "naps" (short sleeps) or "spin" (SHARED_RING_NO_OS_WAIT). Wait hooks given
-   at attach replace it per handle. Either side; never blocks. */
+/* How this build sleeps and wakes: "futex", "WaitOnAddress", "Sleep", "ulock", "naps" (short
+   sleeps) or "spin" (SHARED_RING_NO_OS_WAIT); wait hooks given at attach replace it per handle.
+   Either side; never blocks. */
 SHARED_RING_API const char *shared_ring_wait_method(void);
 
 #ifdef SHARED_RING_SHM
 /* ---- shared memory between processes (define SHARED_RING_SHM) ------------
-   Optional helpers, compiled only with SHARED_RING_SHM defined (everywhere
-   the header is included). POSIX: shm_open, memfd_create, mmap; build with
-   -std=gnu11 or define _GNU_SOURCE (or _POSIX_C_SOURCE 200809L) before
-   the first include, and link -lrt on glibc before 2.34. Windows:
-   CreateFileMappingW / OpenFileMappingW / MapViewOfFile.
-   The protocol for two programs that may start in any order (README,
-   "Between processes"): both call shared_ring_shm_open with the same name
-   and size, then shared_ring_prepare, then attach with a _wait form. */
+   Define it everywhere. POSIX: shm_open, memfd_create, mmap; build with -std=gnu11 or the feature
+   macro section 6 names; link -lrt on glibc before 2.34. Windows: CreateFileMappingW /
+   OpenFileMappingW / MapViewOfFile. Two programs that may start in any order: section 2. */
 typedef struct shared_ring_shm {
     void *region; /* the mapping, page aligned */
     size_t size;  /* its bytes */
@@ -1262,76 +1069,58 @@ typedef struct shared_ring_shm {
     void *handle; /* Windows: the file mapping handle; NULL elsewhere */
 } shared_ring_shm;
 
-/* Create the named object, or open it if it exists, and map it. `name`:
-   "/name" for POSIX shm_open (at most 250 bytes), any UTF-8 name on
-   Windows ("Local\\name"). `size`: the bytes to map (shared_ring_region_size).
-   The creator sizes the object; an opener checks its size (fstat) before
-   it touches the mapping (touching past the end is a SIGBUS), waiting up
-   to timeout_ns while the creator has not sized it yet. size 0: open an
-   existing object at its own size, waiting up to timeout_ns for it to
-   appear. The mapping is zero-filled when created: prepare it next.
-   An object that exists with size 0 (its creator died before sizing it)
-   is sized by an opener that knows the size. POSIX: created with mode
-   SHARED_RING_SHM_MODE (default 0600); an existing object is used only if
-   this user owns it and it is open no wider than that mode (with a group
-   or other mode, another user's object within it too): another user's
-   object could read or inject messages. Either side. *shm is zeroed (fd
-   -1) on failure.
-   Returns: OK; TIMEOUT (not there, or not sized, in time); NOT_FORMATTED
-   (timeout_ns 0, and not there or not sized yet); ERR_SIZE (it
-   exists with another size); ERR_ACCESS (another user's, or open wider
-   than SHARED_RING_SHM_MODE); ERR_ARG (shm or name NULL, name too long);
+/* Create the named object, or open it if it exists, and map it. `name`: "/name" for POSIX shm_open
+   (at most 250 bytes), any UTF-8 name on Windows ("Local\\name"). `size`: the bytes to map
+   (shared_ring_region_size); the creator sizes the object, and an opener checks its size (fstat)
+   before touching the mapping (past the end is a SIGBUS), waiting up to timeout_ns until it is
+   sized. size 0: open an existing object at its own size, waiting up to timeout_ns for it to
+   appear. Created zero-filled: prepare it next. An object left at size 0 (its creator died before
+   sizing it) is sized by an opener that knows the size. POSIX: created with mode
+   SHARED_RING_SHM_MODE (default 0600); since another user's object could read or inject messages,
+   an existing one is used only if this user owns it and it is open no wider than that mode (with a
+   group or other mode, another user's object within it too). Either side. *shm is zeroed (fd -1)
+   on failure. Returns: OK; TIMEOUT (not there, or not sized, in time); NOT_FORMATTED (timeout_ns
+   0, and not there or not sized yet); ERR_SIZE (it exists with another size); ERR_ACCESS (another
+   user's, or open wider than SHARED_RING_SHM_MODE); ERR_ARG (shm or name NULL, name too long);
    ERR_SYSTEM (the OS refused: errno or GetLastError says why). */
 SHARED_RING_API int shared_ring_shm_open(shared_ring_shm *shm, const char *name, size_t size,
                                          uint64_t timeout_ns);
 
-/* Anonymous shared memory of `size` bytes: Linux memfd_create; other POSIX
-   systems shm_open a random name and unlink it at once; Windows an unnamed
-   file mapping. Share it by fork, or by passing shm->fd over a UNIX socket
-   (SCM_RIGHTS) to a process that maps it with shared_ring_shm_map_fd
-   (Windows: DuplicateHandle of shm->handle). Linux seals the memfd
-   against shrinking and growing, so no process holding the descriptor
-   can pull the memory from under a mapping. Either side.
+/* Anonymous shared memory of `size` bytes: Linux memfd_create; other POSIX systems shm_open a
+   random name and unlink it at once; Windows an unnamed file mapping. Share it by fork, or pass
+   shm->fd over a UNIX socket (SCM_RIGHTS) to a process that maps it with shared_ring_shm_map_fd
+   (Windows: DuplicateHandle of shm->handle). Linux seals the memfd against shrinking and growing,
+   so no process holding the descriptor can pull the memory from under a mapping. Either side.
    Returns: OK; ERR_ARG (shm NULL); ERR_SIZE (size 0); ERR_SYSTEM. */
 SHARED_RING_API int shared_ring_shm_anonymous(shared_ring_shm *shm, size_t size);
 
-/* Map a descriptor another process shared (its size from fstat). The
-   descriptor is kept and closed by shm_close. POSIX only. Either side.
-   Returns: OK; ERR_ARG (shm NULL, fd < 0, or on Windows); ERR_SIZE (smaller
-   than a ring's header); ERR_SYSTEM. */
+/* Map a descriptor another process shared (its size from fstat; shm_close closes it). POSIX only;
+   either side. Returns: OK; ERR_ARG (shm NULL, fd < 0, or on Windows); ERR_SIZE (smaller than a
+   ring's header); ERR_SYSTEM. */
 SHARED_RING_API int shared_ring_shm_map_fd(shared_ring_shm *shm, int fd);
 
-/* Take the mapping's page faults now, not on the ring's first lap (each
-   first touch of a page of a new mapping costs a fault, microseconds: the
-   first lap's latency tail). Reads a word of each page, so it changes
-   nothing and may run while the peer writes. Each process maps on its own:
-   call it in both, after open, anonymous or map_fd. Either side.
-   Returns: OK; ERR_ARG (shm NULL or not mapped). */
+/* Take the mapping's page faults now, not on the ring's first lap (a page's first touch costs a
+   fault: microseconds, the first lap's latency tail). Reads a word of each page, so it changes
+   nothing and may run while the peer writes. Each process maps on its own: call it in both, after
+   open, anonymous or map_fd. Either side. Returns: OK; ERR_ARG (shm NULL or not mapped). */
 SHARED_RING_API int shared_ring_shm_prefault(shared_ring_shm *shm);
 
-/* Unmap and close. The object itself lives on until it is unlinked (on
-   Windows: until its last handle is closed). Detach handles first. Either
-   side.
-   Returns: OK; ERR_ARG (shm NULL or not mapped); ERR_SYSTEM. */
+/* Unmap and close; the object lives on until unlinked (Windows: until its last handle closes).
+   Detach handles first. Either side. Returns: OK; ERR_ARG (shm NULL or not mapped); ERR_SYSTEM. */
 SHARED_RING_API int shared_ring_shm_close(shared_ring_shm *shm);
 
-/* Remove the name: processes that have it mapped keep their mapping; the
-   next shm_open creates a new object. On Windows there is nothing to
-   remove (OK). Either side.
-   Returns: OK; ERR_ARG (name NULL or too long); ERR_SYSTEM (no such
-   object: errno ENOENT; or refused). */
+/* Remove the name: processes that have it mapped keep their mapping; the next shm_open creates a
+   new object. On Windows there is nothing to remove (OK). Either side. Returns: OK; ERR_ARG (name
+   NULL or too long); ERR_SYSTEM (no such object: errno ENOENT; or refused). */
 SHARED_RING_API int shared_ring_shm_unlink(const char *name);
 #endif /* SHARED_RING_SHM */
 
 #ifdef SHARED_RING_NOTIFIER
 /* ---- a descriptor an event loop can wait on (define SHARED_RING_NOTIFIER) --
-   Optional, compiled only with SHARED_RING_NOTIFIER defined (everywhere the
-   header is included). Each side gets something its own loop can wait on:
-   an eventfd on Linux, a pipe elsewhere on POSIX, an auto-reset event on
-   Windows. Attach each side with the options shared_ring_notifier_options
-   fills for it: the peer's wake-ups then make that side's descriptor
-   readable. A consumer's loop, with n.fd[SHARED_RING_CONSUMER_END] in its
-   epoll / poll / libuv / io_uring set:
+   Define it everywhere. Each side gets what its loop can wait on: an eventfd on Linux, a pipe
+   elsewhere on POSIX, an auto-reset event on Windows. Attach each side with options from
+   shared_ring_notifier_options: the peer's wake-ups then make its descriptor readable. A
+   consumer's loop (n.fd[SHARED_RING_CONSUMER_END] in its epoll / poll / libuv / io_uring set):
 
        for (;;) {
            int r = shared_ring_read_some(&c, on_message, user);
@@ -1342,39 +1131,33 @@ SHARED_RING_API int shared_ring_shm_unlink(const char *name);
            shared_ring_notifier_clear(&n, SHARED_RING_CONSUMER_END);
        }
 
-   Blocking calls (a producer's write waiting for room, a consumer's read
-   with a timeout) wait on the same descriptors. Between processes a
-   notifier is just its descriptors: a process that has them (inherited
-   by fork, or passed over a UNIX socket with SCM_RIGHTS: every distinct
-   one of fd[] and signal_fd[]; Windows: DuplicateHandle of event[]) fills
-   a shared_ring_notifier with them and uses it as its own. The notifier
-   must outlive the handles attached with its options. */
+   Blocking calls (a producer's write waiting for room, a consumer's read with a timeout) wait on
+   the same descriptors. Between processes a notifier is just its descriptors: a process that has
+   them (inherited by fork, or passed over a UNIX socket with SCM_RIGHTS: every distinct one of
+   fd[] and signal_fd[]; Windows: DuplicateHandle of event[]) fills a shared_ring_notifier with
+   them and uses it as its own. The notifier must outlive the handles attached with its options. */
 enum { SHARED_RING_CONSUMER_END = 0, SHARED_RING_PRODUCER_END = 1 };
 typedef struct shared_ring_notifier {
-    int fd[2];        /* POSIX: wait for it to be readable: [CONSUMER_END] the
-                         consumer should look (a message, the end, its peer
-                         gone), [PRODUCER_END] the producer has room; -1 on
-                         Windows */
+    int fd[2];        /* POSIX: wait for it to be readable: [CONSUMER_END] the consumer should
+                         look (a message, the end, its peer gone), [PRODUCER_END] the producer
+                         has room; -1 on Windows */
     int signal_fd[2]; /* POSIX: written to make fd[i] readable (the eventfd
                          itself, or the pipe's write end); -1 on Windows */
-    void *event[2];   /* Windows: auto-reset events (WaitForMultipleObjects);
-                         NULL elsewhere */
+    void *event[2];   /* Windows: auto-reset events (WaitForMultipleObjects); NULL elsewhere */
 } shared_ring_notifier;
 
-/* Make the two descriptors (or events). Either side. *n is filled with -1
-   and NULL on failure.
+/* Make the two descriptors (or events); *n is filled with -1 and NULL on failure. Either side.
    Returns: OK; ERR_ARG (n NULL); ERR_SYSTEM (errno / GetLastError). */
 SHARED_RING_API int shared_ring_notifier_open(shared_ring_notifier *n);
 
-/* Set o->wait, o->wake and o->hook_user for the side `end` (the rest of *o
-   is left as it is); attach that side with *o. Either side; never blocks.
-   Returns: OK; ERR_ARG (n or o NULL, or end neither CONSUMER_END nor
-   PRODUCER_END). */
+/* Set o->wait, o->wake and o->hook_user for the side `end` (the rest of *o is left as it is);
+   attach that side with *o. Either side; never blocks.
+   Returns: OK; ERR_ARG (n or o NULL, or end neither CONSUMER_END nor PRODUCER_END). */
 SHARED_RING_API int shared_ring_notifier_options(shared_ring_notifier *n, int end,
                                                  shared_ring_options *o);
 
-/* After the loop saw fd[end] readable: make it not readable again (read
-   what was written), before reading the ring. Never blocks.
+/* After the loop saw fd[end] readable, before reading the ring: make it not readable again (read
+   what was written). Either side, for its own end; never blocks.
    Returns: OK; ERR_ARG (n NULL, or a bad end). */
 SHARED_RING_API int shared_ring_notifier_clear(shared_ring_notifier *n, int end);
 
@@ -1382,28 +1165,22 @@ SHARED_RING_API int shared_ring_notifier_clear(shared_ring_notifier *n, int end)
    Returns: OK; ERR_ARG (n NULL); ERR_SYSTEM (a close failed). */
 SHARED_RING_API int shared_ring_notifier_close(shared_ring_notifier *n);
 
-/* A notifier two programs started on their own share by name, with no
-   descriptor passing: each end is a named FIFO (POSIX: mkfifo in
-   /dev/shm on Linux, /tmp elsewhere, "NAME.consumer-wake" and
-   "NAME.producer-wake", mode 0600), or a named auto-reset event on
-   Windows ("Local\\/NAME.consumer-wake": the name keeps its "/"). Both
-   programs call it with the same name (the ring's shm name serves), in
-   any order, then attach with shared_ring_notifier_options as usual;
-   close with notifier_close. A
-   restarted program opens it again; a wake-up left from before costs one
-   spurious wake. The FIFOs outlive the programs: the last user removes
-   them with shared_ring_notifier_unlink. Only this user's FIFOs that no
-   one else may write are used. Either side; never blocks. *n is filled
-   with -1 and NULL on failure.
-   Returns: OK; ERR_ARG (n NULL; name NULL, not "/" and a name without
-   another "/", or longer than 200 bytes); ERR_ACCESS (a FIFO of that name
-   is another user's, writable by others, or not a FIFO); ERR_SYSTEM
-   (errno / GetLastError says why). */
+/* A notifier two programs started on their own share by name, with no descriptor passing: each end
+   is a named FIFO (POSIX: mkfifo in /dev/shm on Linux, /tmp elsewhere, "NAME.consumer-wake" and
+   "NAME.producer-wake", mode 0600), or a named auto-reset event on Windows
+   ("Local\\/NAME.consumer-wake": the name keeps its "/"). Both programs call it with the same name
+   (the ring's shm name serves), in any order, then attach with shared_ring_notifier_options and
+   close with notifier_close. A restarted program opens it again; a wake-up left from before costs
+   one spurious wake. The FIFOs outlive the programs: the last user removes them with
+   shared_ring_notifier_unlink. Only this user's FIFOs that no one else may write are used. Either
+   side; never blocks. *n is filled with -1 and NULL on failure.
+   Returns: OK; ERR_ARG (n NULL; name NULL, not "/" and a name without another "/", or longer than
+   200 bytes); ERR_ACCESS (a FIFO of that name is another user's, writable by others, or not a
+   FIFO); ERR_SYSTEM (errno / GetLastError says why). */
 SHARED_RING_API int shared_ring_notifier_open_named(shared_ring_notifier *n, const char *name);
 
-/* Remove the named FIFOs (POSIX; Windows: nothing to remove, OK). Either
-   side. Returns: OK; ERR_ARG (name as for open_named); ERR_SYSTEM (one
-   was not there, or refused: errno says why). */
+/* Remove the named FIFOs (POSIX; Windows: nothing to remove, OK). Either side. Returns: OK;
+   ERR_ARG (name as for open_named); ERR_SYSTEM (one was not there, or refused: errno says why). */
 SHARED_RING_API int shared_ring_notifier_unlink(const char *name);
 #endif /* SHARED_RING_NOTIFIER */
 
@@ -1440,21 +1217,6 @@ enum {
 #define SRNG_CONSUMER_MAGIC 0x434f4e53u
 #define SRNG_CLAIM_OPEN 0x434c4149u /* the producer's `open` while a plain claim is */
 
-/* ---- the inline fast path (private) ----------------------------------------
-   With GCC and Clang, write_bytes, claim, commit and read_some in their
-   common case run inline in the caller, wherever the implementation was
-   compiled, so a program that builds it in a file of its own (the stb
-   way) pays no call for them. The common case: an open handle, a message
-   that fits in the room the handle already knows is free, no cork, a
-   plain claim (not aligned), and for reads records
-   that need no special care (no padding, no filler, no lap end). Every
-   other case, and every call through a function pointer
-   (&shared_ring_write_bytes is the function), goes to the implementation.
-   The read checks each header word as the implementation does: loaded
-   once, its tag, its length against the handle's max_message, the record
-   inside the lap and within a capacity of read_pos. Define
-   SHARED_RING_NO_INLINE to turn it off (in any file: the implementation
-   exports what it calls either way). */
 /* Casts a C++ build with -Wold-style-cast accepts: SRNG_CAST converts a
    value or a void pointer, SRNG_PUN reinterprets a pointer. */
 #ifdef __cplusplus
@@ -1464,93 +1226,352 @@ enum {
 #define SRNG_CAST(T, x) ((T)(x))
 #define SRNG_PUN(T, x) ((T)(x))
 #endif
+/* The inline fast path (GCC and Clang: the hot path, below the
+   declarations). Private, exported for it: answer a peer found asleep (or
+   just attached) on its sleeping word; go on reading from a record the
+   fast path leaves to the implementation, after it delivered `delivered`. */
 #if (defined(__GNUC__) || defined(__clang__)) && !defined(_MSC_VER)
-#include <limits.h>
-#include <string.h>
 #define SRNG_FAST_PATH 1
-
-/* Private, exported for the fast path: answer a peer found asleep (or just
-   attached) on its sleeping word; go on reading from a record the fast
-   path leaves to the implementation, after it delivered `delivered`. */
+#endif
 SHARED_RING_API void srng_answer(shared_ring_side *s, void *word);
 SHARED_RING_API int srng_read_rest(shared_ring_consumer *c, shared_ring_read_fn fn, void *user,
                                    int delivered);
 
-static inline uint64_t *srng_fast_u64(unsigned char *at) { return SRNG_PUN(uint64_t *, at); }
-static inline uint32_t *srng_fast_u32(unsigned char *at) { return SRNG_PUN(uint32_t *, at); }
-static inline uint64_t srng_fast_record(uint64_t len) { return (len + 15u) & ~SRNG_CAST(uint64_t, 7); }
-
-/* The direct publish of the record at write_pos (`pos`, loaded before the
-   payload's copy, which the compiler cannot tell from a store to *p),
-   whose payload of `len` bytes is written, as the implementation's srng_finish does it: the end
-   mark, the header (release: after the payload), the position, a fence
-   unless fenceless (then the sleeper's membarrier fences), and a look at
-   the consumer's sleeping word. `fenced` is a constant: each caller gets
-   the code of one kind. */
-static inline void srng_publish_fast(shared_ring_producer *p, uint64_t pos, unsigned char *payload,
-                                     size_t len, uint64_t rec, int fenced) {
-    uint64_t next = pos + rec;
-    unsigned char *region = p->s.data - SHARED_RING_HEADER_SIZE;
-    p->s.stats.messages++;
-    p->s.stats.bytes += len;
-    if (len > p->s.stats.largest) p->s.stats.largest = len;
-    __atomic_store_n(srng_fast_u64(p->s.data + (next & p->s.mask)), 0u, __ATOMIC_RELAXED);
-    __atomic_store_n(srng_fast_u64(payload - 8),
-                     SRNG_CAST(uint64_t, SRNG_CAST(uint32_t, pos + 1u)) << 32 | len,
-                     __ATOMIC_RELEASE);
-    p->write_pos = next;
-    if (fenced) p->published = next; /* not direct: `published` is kept */
-    p->fast_left -= rec;
-    __atomic_store_n(srng_fast_u64(region + SRNG_OFF_WRITE_POS), next, __ATOMIC_RELEASE);
-    if (fenced)
-        __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    else
-        __asm__ __volatile__("" ::: "memory");
-    if (__atomic_load_n(srng_fast_u32(region + SRNG_OFF_CONSUMER_SLEEPING), __ATOMIC_RELAXED) != 0u)
-        srng_answer(&p->s, region + SRNG_OFF_CONSUMER_SLEEPING);
+#ifdef __cplusplus
 }
+#endif
+#if defined(__clang__)
+#pragma clang diagnostic pop
+#endif
+#endif /* SHARED_RING_H */
+
+/* ======================================================================== */
+/* ---- the hot path (private): the record format, publish, release ---------
+   One copy, used by the implementation and by the inline fast path: with
+   GCC and Clang, write_bytes, claim, commit and read_some in their common
+   case run inline in the caller, wherever the implementation was compiled,
+   so a program that builds it in a file of its own (the stb way) pays no
+   call for them. The common case: an open handle, a message that fits in
+   the room the handle already knows is free, no cork, a plain claim, and
+   for reads records that need no special care (no padding, no filler, not
+   the lap's last). Every other case, and every call through a function
+   pointer (&shared_ring_write_bytes is the function), goes to the
+   implementation. Compiled in the implementation's file, and in every file
+   that has the fast path; SHARED_RING_NO_INLINE turns the fast path off (in
+   any file: the implementation exports what it calls either way). */
+#if !defined(SRNG_HOT_DONE) && \
+    (defined(SHARED_RING_IMPLEMENTATION) || (defined(SRNG_FAST_PATH) && !defined(SHARED_RING_NO_INLINE)))
+#define SRNG_HOT_DONE
+#if defined(__clang__) /* as in the declarations above */
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wcast-align"
+#endif
+#include <limits.h>
+#include <string.h>
+
+/* ---- atomics ------------------------------------------------------------
+   GCC and Clang: their __atomic builtins on plain words, so that a user's
+   file (C99 or C++, inside extern "C" or not) gets no <stdatomic.h> or
+   <atomic> from the fast path. Elsewhere, only in the implementation's
+   file: C11 <stdatomic.h>, or <atomic> when compiled as C++. */
+#if defined(SRNG_FAST_PATH)
+typedef uint64_t srng_au64 __attribute__((aligned(8))); /* 8 on 32-bit x86 too */
+typedef uint32_t srng_au32;
+#define SRNG_ORDER_relaxed __ATOMIC_RELAXED
+#define SRNG_ORDER_acquire __ATOMIC_ACQUIRE
+#define SRNG_ORDER_release __ATOMIC_RELEASE
+#define SRNG_LOAD(ptr, order) __atomic_load_n((ptr), SRNG_ORDER_##order)
+#define SRNG_STORE(ptr, v, order) __atomic_store_n((ptr), (v), SRNG_ORDER_##order)
+#define SRNG_XCHG(ptr, v, order) __atomic_exchange_n((ptr), (v), SRNG_ORDER_##order)
+#define SRNG_ADD(ptr, v, order) __atomic_fetch_add((ptr), (v), SRNG_ORDER_##order)
+#define SRNG_CAS(ptr, expected, v) \
+    __atomic_compare_exchange_n((ptr), &(expected), (v), 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)
+#define SRNG_FENCE() __atomic_thread_fence(__ATOMIC_SEQ_CST)
+#define SRNG_COMPILER_BARRIER() __atomic_signal_fence(__ATOMIC_SEQ_CST)
+#if __GCC_ATOMIC_LLONG_LOCK_FREE != 2 || __GCC_ATOMIC_INT_LOCK_FREE != 2
+#error "shared_ring.h needs lock-free 64-bit and 32-bit atomics on this target"
+#endif
+#elif defined(__cplusplus)
+#include <atomic>
+typedef std::atomic<uint64_t> srng_au64;
+typedef std::atomic<uint32_t> srng_au32;
+#define SRNG_LOAD(ptr, order) (ptr)->load(std::memory_order_##order)
+#define SRNG_STORE(ptr, v, order) (ptr)->store((v), std::memory_order_##order)
+#define SRNG_XCHG(ptr, v, order) (ptr)->exchange((v), std::memory_order_##order)
+#define SRNG_ADD(ptr, v, order) (ptr)->fetch_add((v), std::memory_order_##order)
+#define SRNG_CAS(ptr, expected, v)                                             \
+    (ptr)->compare_exchange_strong((expected), (v), std::memory_order_acq_rel, \
+                                   std::memory_order_acquire)
+#define SRNG_FENCE() std::atomic_thread_fence(std::memory_order_seq_cst)
+#define SRNG_COMPILER_BARRIER() std::atomic_signal_fence(std::memory_order_seq_cst)
+#else
+#include <stdatomic.h>
+typedef _Atomic uint64_t srng_au64;
+typedef _Atomic uint32_t srng_au32;
+#define SRNG_LOAD(ptr, order) atomic_load_explicit((ptr), memory_order_##order)
+#define SRNG_STORE(ptr, v, order) atomic_store_explicit((ptr), (v), memory_order_##order)
+#define SRNG_XCHG(ptr, v, order) atomic_exchange_explicit((ptr), (v), memory_order_##order)
+#define SRNG_ADD(ptr, v, order) atomic_fetch_add_explicit((ptr), (v), memory_order_##order)
+#define SRNG_CAS(ptr, expected, v)                                                         \
+    atomic_compare_exchange_strong_explicit((ptr), &(expected), (v), memory_order_acq_rel, \
+                                            memory_order_acquire)
+#define SRNG_FENCE() atomic_thread_fence(memory_order_seq_cst)
+#define SRNG_COMPILER_BARRIER() atomic_signal_fence(memory_order_seq_cst)
+#endif
+#if !defined(SRNG_FAST_PATH) && \
+    (!defined(ATOMIC_LLONG_LOCK_FREE) || ATOMIC_LLONG_LOCK_FREE != 2 || \
+     !defined(ATOMIC_INT_LOCK_FREE) || ATOMIC_INT_LOCK_FREE != 2)
+#error "shared_ring.h needs lock-free 64-bit and 32-bit atomics on this target"
+#endif
+
+/* A scheduling point at each load and store of a control word. Nothing in
+   a release build; tests/interleave.c defines it to hand each step to a
+   driver that chooses which process moves next. */
+#ifndef SRNG_SCHED_POINT
+#define SRNG_SCHED_POINT(what) ((void)0)
+#endif
+
+/* SRNG_COLD: an error path kept out of line, so that inlining it does not
+   use up the budget that the hot path's callers need (it cost 8
+   instructions per message in make instructions). */
+#if defined(__GNUC__) || defined(__clang__)
+#define SRNG_INLINE static inline __attribute__((always_inline))
+#define SRNG_COLD static __attribute__((noinline, cold))
+#define SRNG_NOINLINE static __attribute__((noinline))
+#define SRNG_LIKELY(x) __builtin_expect(!!(x), 1)
+#define SRNG_PREFETCH(addr) __builtin_prefetch(addr)
+#elif defined(_MSC_VER)
+#define SRNG_INLINE static __forceinline
+#define SRNG_COLD static __declspec(noinline)
+#define SRNG_NOINLINE static __declspec(noinline)
+#define SRNG_LIKELY(x) (x)
+#define SRNG_PREFETCH(addr) ((void)(addr))
+#else
+#define SRNG_INLINE static inline
+#define SRNG_COLD static
+#define SRNG_NOINLINE static
+#define SRNG_LIKELY(x) (x)
+#define SRNG_PREFETCH(addr) ((void)(addr))
+#endif
+
+SRNG_INLINE srng_au64 *srng_u64_at(unsigned char *region, unsigned off) {
+    return SRNG_PUN(srng_au64 *, region + off);
+}
+SRNG_INLINE srng_au32 *srng_u32_at(unsigned char *region, unsigned off) {
+    return SRNG_PUN(srng_au32 *, region + off);
+}
+
+/* A record is a header word and its payload, padded to 8 bytes. The
+   header: the length in the low half, and in the high half a tag that says
+   "published at this position": the low 32 bits of the position with bit
+   0 set (positions are multiples of 8). The tag is never 0, so the zero
+   word the producer leaves where its next record will go (and any zeroed
+   memory) never reads as a record; and it changes with the position, so a
+   header left from an earlier lap (of a ring below 4 GiB) does not match
+   either. One word, stored in one piece: never seen torn. Two lengths are
+   not messages: padding (to the lap's end) and a filler before an aligned
+   claim's record: 0xFFFFFFF0 | its size in 8-byte words (1 to 7), header
+   included (max_message is below 2^31). */
+#define SRNG_REC_HEADER 8u
+#define SRNG_PAD_LEN 0xFFFFFFFFu
+#define SRNG_FILL_LEN(bytes) (0xFFFFFFF0u | ((bytes) >> 3)) /* bytes: a uint32_t */
+#define SRNG_IS_FILL(len) ((len) >= 0xFFFFFFF1u && (len) <= 0xFFFFFFF7u)
+#define SRNG_FILL_SIZE(len) (SRNG_CAST(uint64_t, (len) & 7u) << 3)
+
+SRNG_INLINE uint64_t srng_record_size(uint64_t len) {
+    return (len + SRNG_REC_HEADER + 7u) & ~SRNG_CAST(uint64_t, 7u); /* two instructions */
+}
+SRNG_INLINE uint32_t srng_tag(uint64_t pos) {
+    return SRNG_CAST(uint32_t, pos + 1u); /* = pos | 1 for a multiple of 8, in one lea */
+}
+SRNG_INLINE uint64_t srng_header(uint64_t pos, uint32_t len) {
+    return SRNG_CAST(uint64_t, srng_tag(pos)) << 32 | len;
+}
+SRNG_INLINE srng_au64 *srng_slot(const shared_ring_side *s, uint64_t pos) {
+    return SRNG_PUN(srng_au64 *, s->data + (pos & s->mask));
+}
+
+/* A callback (fill, read, wait or wake hook) runs with the handle marked
+   busy: every call on the handle from inside it returns ERR_STATE instead
+   of touching state the interrupted call is still using. `open` (the
+   one-word fast-path gate) is cleared for the duration and set back to
+   `open` after: the side's magic where the caller had passed the gate (a
+   constant, so nothing stays live across a read loop's callbacks), the
+   saved word around a hook. */
+SRNG_INLINE void srng_enter_callback(shared_ring_side *s) {
+    s->open = 0;
+    s->busy = 1;
+}
+SRNG_INLINE void srng_leave_callback(shared_ring_side *s, uint32_t open) {
+    s->busy = 0;
+    s->open = open;
+}
+
+/* Order our position store before the load of the peer's sleeping word:
+   a full fence, or only the compiler's when the sleeper's membarrier does
+   the fencing for us. */
+SRNG_INLINE void srng_publish_barrier(const shared_ring_side *s) {
+    if (s->fenceless)
+        SRNG_COMPILER_BARRIER();
+    else
+        SRNG_FENCE();
+}
+
+/* Wake the peer sleeping on `word`, if it announced itself (srng_answer,
+   out of line, takes the word and makes the one wake-up call). */
+SRNG_INLINE void srng_wake_sleeper(shared_ring_side *s, srng_au32 *word) {
+    if (SRNG_LOAD(word, relaxed) != 0u) srng_answer(s, word);
+}
+
+SRNG_INLINE void srng_count_message(shared_ring_stats *st, size_t len) {
+    st->messages++;
+    st->bytes += len;
+    if (len > st->largest) st->largest = len;
+}
+
+/* Publish, with nothing held back, the record begun at `pos` (write_pos,
+   loaded by a caller that copied the payload in: the compiler cannot tell
+   that copy from a store to *p): `len` bytes at `payload`, after a filler
+   of `skip` bytes (an aligned claim's). Count it; zero the word after it,
+   where the consumer looks next (it must not find an earlier lap's bytes
+   there); store its header (release: after the payload), and the filler's
+   after it (a consumer that sees the filler sees the record); then
+   write_pos, and look at the consumer's sleeping word: after a fence, or
+   when fenceless after the compiler's barrier only (the sleeper's
+   membarrier fences). `fenced` and `skip` are constants at each call. */
+SRNG_INLINE void srng_publish_direct(shared_ring_producer *p, uint64_t pos, unsigned char *payload,
+                                     size_t len, uint32_t skip, int fenced) {
+    uint64_t rec = srng_record_size(len) + skip, next = pos + rec;
+    /* the region's header, from `data` (loaded anyway), not reloaded from
+       the handle: the stores below may alias it */
+    unsigned char *region = p->s.data - SHARED_RING_HEADER_SIZE;
+    uint64_t header = srng_header(pos + skip, SRNG_CAST(uint32_t, len));
+    srng_count_message(&p->s.stats, len);
+    SRNG_STORE(srng_slot(&p->s, next), 0u, relaxed);
+    if (skip != 0) {
+        SRNG_STORE(SRNG_PUN(srng_au64 *, payload - SRNG_REC_HEADER), header, relaxed);
+        SRNG_STORE(srng_slot(&p->s, pos), srng_header(pos, SRNG_FILL_LEN(skip)), release);
+    } else {
+        SRNG_STORE(SRNG_PUN(srng_au64 *, payload - SRNG_REC_HEADER), header, release);
+    }
+    p->write_pos = next; /* and, while direct, implicitly published */
+    if (fenced) p->published = next;
+    p->fast_left -= rec; /* the caller found it this long at least */
+    SRNG_STORE(srng_u64_at(region, SRNG_OFF_WRITE_POS), next, release);
+    SRNG_SCHED_POINT("publish");
+    if (fenced)
+        SRNG_FENCE();
+    else
+        SRNG_COMPILER_BARRIER();
+    srng_wake_sleeper(&p->s, srng_u32_at(region, SRNG_OFF_CONSUMER_SLEEPING));
+}
+
+/* A read in progress: where it is (pos, its offset), the room it may
+   cover without a closer look (`left`: to the lap's end, to a capacity
+   past read_pos, and to the count an int can return, whichever is least),
+   and what it delivered. Locals of the reader, in registers: the callback
+   is opaque, so fields of the handle would be reloaded after it. */
+typedef struct srng_reading {
+    uint64_t pos, off, left, bytes, largest, header;
+    int count;
+} srng_reading;
+enum { SRNG_SCAN_UNPUBLISHED, SRNG_SCAN_STOPPED, SRNG_SCAN_OTHER };
+
+/* Hand the message of `rec` bytes at r->pos to fn and count it. */
+SRNG_INLINE int srng_hand_over(srng_reading *r, unsigned char *payload, uint64_t rec, uint32_t len,
+                               shared_ring_read_fn fn, void *user) {
+    r->pos += rec;
+    r->off += rec;
+    r->left -= rec;
+    r->count++;
+    r->bytes += len;
+    if (len > r->largest) r->largest = len;
+    return fn(user, payload, len);
+}
+
+/* The one parse of the messages that need no care: hand fn each record
+   from r->pos whose header word (loaded once, acquire: it was stored after
+   the payload; only that copy is checked and used) says published here,
+   a length of at most `max`, and a record that ends before r->left does.
+   Stops at a record not published yet (UNPUBLISHED), when fn asks
+   (STOPPED), or at any other record (OTHER: its header word in r->header,
+   for the caller's closer look). */
+SRNG_INLINE int srng_scan(unsigned char *data, uint32_t max, srng_reading *r,
+                          shared_ring_read_fn fn, void *user) {
+    for (;;) {
+        uint64_t h = SRNG_LOAD(SRNG_PUN(srng_au64 *, data + r->off), acquire), rec;
+        uint32_t len = SRNG_CAST(uint32_t, h);
+        if (SRNG_CAST(uint32_t, h >> 32) != srng_tag(r->pos)) return SRNG_SCAN_UNPUBLISHED;
+        rec = srng_record_size(len);
+        if (!SRNG_LIKELY(len <= max && rec < r->left)) {
+            r->header = h;
+            return SRNG_SCAN_OTHER;
+        }
+        if (srng_hand_over(r, data + r->off + SRNG_REC_HEADER, rec, len, fn, user) != 0)
+            return SRNG_SCAN_STOPPED;
+    }
+}
+
+/* Release everything before `pos` to the producer: read_pos (release),
+   then, ordered after it, a look at the producer's sleeping word; wake it
+   only once it has the room it asked for (hysteresis; acquire: its wake
+   position was stored before its announcement). */
+SRNG_INLINE void srng_release_to(shared_ring_consumer *c, uint64_t pos) {
+    unsigned char *region = c->s.data - SHARED_RING_HEADER_SIZE;
+    srng_au32 *word = srng_u32_at(region, SRNG_OFF_PRODUCER_SLEEPING);
+    if (pos == c->read_pos) return;
+    c->read_pos = pos;
+    SRNG_STORE(srng_u64_at(region, SRNG_OFF_READ_POS), pos, release);
+    SRNG_SCHED_POINT("release");
+    srng_publish_barrier(&c->s);
+    if (SRNG_LOAD(word, acquire) != 0u &&
+        pos >= SRNG_LOAD(srng_u64_at(region, SRNG_OFF_PRODUCER_WAKE_POS), relaxed))
+        srng_answer(&c->s, word);
+}
+
+#ifdef SRNG_FAST_PATH
+/* ---- the inline fast path ------------------------------------------------ */
 
 /* Not direct only because it fences (to a consumer in another process):
    uncorked, nothing held back. Published at once, like a direct record. */
-static inline int srng_fenced_direct(const shared_ring_producer *p) {
+SRNG_INLINE int srng_fenced_direct(const shared_ring_producer *p) {
     return p->direct == 0u && p->cork_depth == 0u && p->published == p->write_pos;
 }
 
 /* May the fast path write `len` bytes from `data` now, publishing with a
    fence or without? */
-static inline int srng_fast_fits(const shared_ring_producer *p, const void *data, size_t len,
-                                 int fenced) {
+SRNG_INLINE int srng_fast_fits(const shared_ring_producer *p, const void *data, size_t len,
+                               int fenced) {
     return p != SHARED_RING_NULLPTR && p->s.open == SRNG_PRODUCER_MAGIC &&
            (fenced ? srng_fenced_direct(p) : p->direct != 0u) && len <= p->s.max_message &&
-           data != SHARED_RING_NULLPTR && srng_fast_record(len) <= p->fast_left;
+           data != SHARED_RING_NULLPTR && srng_record_size(len) <= p->fast_left;
 }
 
-static inline int srng_write_direct(shared_ring_producer *p, const void *data, size_t len,
-                                    int fenced) {
+SRNG_INLINE int srng_write_direct(shared_ring_producer *p, const void *data, size_t len,
+                                  int fenced) {
     uint64_t pos = p->write_pos;
-    unsigned char *payload = p->s.data + (pos & p->s.mask) + 8;
+    unsigned char *payload = p->s.data + (pos & p->s.mask) + SRNG_REC_HEADER;
     memcpy(payload, data, len);
-    srng_publish_fast(p, pos, payload, len, srng_fast_record(len), fenced);
+    srng_publish_direct(p, pos, payload, len, 0, fenced);
     return SHARED_RING_OK;
 }
 
 static inline int srng_write_bytes_fast(shared_ring_producer *p, const void *data, size_t len,
                                         uint64_t timeout_ns) {
-    if (__builtin_expect(srng_fast_fits(p, data, len, 0), 1))
-        return srng_write_direct(p, data, len, 0);
+    if (SRNG_LIKELY(srng_fast_fits(p, data, len, 0))) return srng_write_direct(p, data, len, 0);
     if (srng_fast_fits(p, data, len, 1)) return srng_write_direct(p, data, len, 1);
     return (shared_ring_write_bytes)(p, data, len, timeout_ns);
 }
 
-/* claim and commit as the implementation's, in the direct case (no cork,
-   nothing held back, with or without a fence) with room already known to
-   be free. While a plain claim is open `open` says so (0x434c4149, "CLAI":
-   write paths refuse, a commit may go inline); else it is 0 or the magic. */
+/* claim and commit in the direct case (no cork, nothing held back, with or
+   without a fence) with room already known to be free. While a plain claim
+   is open `open` says so (SRNG_CLAIM_OPEN: write paths refuse, a commit
+   may go inline); else it is 0 or the magic. */
 static inline int srng_claim_fast(shared_ring_producer *p, size_t len, void **out,
                                   uint64_t timeout_ns) {
     if (!srng_fast_fits(p, out, len, 0) && !srng_fast_fits(p, out, len, 1))
         return (shared_ring_claim)(p, len, out, timeout_ns);
-    *out = p->s.data + (p->write_pos & p->s.mask) + 8;
+    *out = p->s.data + (p->write_pos & p->s.mask) + SRNG_REC_HEADER;
     p->claim_open = 1;
     p->claim_len = len;
     p->claim_skip = 0;
@@ -1560,86 +1581,58 @@ static inline int srng_claim_fast(shared_ring_producer *p, size_t len, void **ou
 
 /* May the fast path commit `len` bytes of the open claim? Not yet asked:
    whether it may publish without a fence. */
-static inline int srng_fast_commits(const shared_ring_producer *p, size_t len) {
+SRNG_INLINE int srng_fast_commits(const shared_ring_producer *p, size_t len) {
     return p->s.open == SRNG_CLAIM_OPEN && len <= p->claim_len;
 }
 
-static inline int srng_commit_direct(shared_ring_producer *p, size_t len, int fenced) {
+SRNG_INLINE int srng_commit_direct(shared_ring_producer *p, size_t len, int fenced) {
     p->claim_open = 0;
     p->s.open = SRNG_PRODUCER_MAGIC; /* not broken, not closed, not busy: it was CLAI */
-    srng_publish_fast(p, p->write_pos, p->s.data + (p->write_pos & p->s.mask) + 8, len,
-                      srng_fast_record(len), fenced);
+    srng_publish_direct(p, p->write_pos, p->s.data + (p->write_pos & p->s.mask) + SRNG_REC_HEADER,
+                        len, 0, fenced);
     return SHARED_RING_OK;
 }
 
 static inline int srng_commit_fast(shared_ring_producer *p, size_t len) {
-    if (__builtin_expect(p != SHARED_RING_NULLPTR && p->direct && srng_fast_commits(p, len), 1))
+    if (SRNG_LIKELY(p != SHARED_RING_NULLPTR && p->direct && srng_fast_commits(p, len)))
         return srng_commit_direct(p, len, 0);
     if (p != SHARED_RING_NULLPTR && srng_fenced_direct(p) && srng_fast_commits(p, len))
         return srng_commit_direct(p, len, 1);
     return (shared_ring_commit)(p, len);
 }
 
+/* The messages srng_scan takes, then the release; anything else (padding,
+   a filler, the lap's last record, one to refuse, nothing at all) goes on
+   in the implementation, in the same call. */
 static inline int srng_read_some_fast(shared_ring_consumer *c, shared_ring_read_fn fn,
                                       void *user) {
-    unsigned char *data, *region;
-    uint64_t pos, off, left, limit_left, bytes = 0, largest;
-    uint32_t max;
-    int count = 0, rest = 0;
+    srng_reading r;
+    uint64_t limit_left;
+    int why;
     if (c == SHARED_RING_NULLPTR || c->s.open != SRNG_CONSUMER_MAGIC || fn == SHARED_RING_NULLPTR)
         return (shared_ring_read_some)(c, fn, user);
-    data = c->s.data;
-    max = c->s.max_message;
-    pos = c->peek_pos;
-    off = pos & c->s.mask;
-    left = c->s.capacity - off;                     /* to the end of the lap */
-    limit_left = c->read_pos + c->s.capacity - pos; /* to a capacity past read_pos */
-    if (limit_left < left) left = limit_left;
-    /* a record takes at least 8 bytes (an empty message is its header
-       alone): fewer than INT_MAX of them fit, as in the out-of-line reader */
-    if (left > SRNG_CAST(uint64_t, INT_MAX) * 8u) left = SRNG_CAST(uint64_t, INT_MAX) * 8u;
-    largest = c->s.stats.largest;
-    c->s.open = 0; /* in a callback: calls on this handle say ERR_STATE */
-    c->s.busy = 1;
-    for (;;) {
-        uint64_t h = __atomic_load_n(srng_fast_u64(data + off), __ATOMIC_ACQUIRE), rec;
-        uint32_t len = SRNG_CAST(uint32_t, h);
-        if (SRNG_CAST(uint32_t, h >> 32) != SRNG_CAST(uint32_t, pos + 1u)) break;
-        rec = srng_fast_record(len);
-        if (len > max || rec >= left) { /* padding, a filler, the lap's last */
-            rest = 1;                    /* record, or bad: not ours */
-            break;
-        }
-        pos += rec;
-        off += rec;
-        left -= rec;
-        count++;
-        bytes += len;
-        if (len > largest) largest = len;
-        if (fn(user, data + off - rec + 8, len) != 0) break;
-    }
-    c->s.busy = 0;
-    c->s.open = SRNG_CONSUMER_MAGIC;
-    c->peek_pos = pos;
-    c->s.stats.messages += SRNG_CAST(uint64_t, count);
-    c->s.stats.bytes += bytes;
-    c->s.stats.largest = largest;
-    if (rest) return srng_read_rest(c, fn, user, count);
-    if (count == 0) return (shared_ring_read_some)(c, fn, user);
-    /* release, as the implementation does: read_pos, a barrier, then wake
-       a producer asleep for room once it has what it asked for */
-    region = data - SHARED_RING_HEADER_SIZE;
+    r.pos = c->peek_pos;
+    r.off = r.pos & c->s.mask;
+    r.left = c->s.capacity - r.off;                     /* to the end of the lap */
+    limit_left = c->read_pos + c->s.capacity - r.pos; /* to a capacity past read_pos */
+    if (limit_left < r.left) r.left = limit_left;
+    /* a record takes at least 8 bytes: fewer than INT_MAX of them fit */
+    if (r.left > SRNG_CAST(uint64_t, INT_MAX) * 8u) r.left = SRNG_CAST(uint64_t, INT_MAX) * 8u;
+    r.bytes = 0;
+    r.largest = c->s.stats.largest;
+    r.count = 0;
+    srng_enter_callback(&c->s);
+    why = srng_scan(c->s.data, c->s.max_message, &r, fn, user);
+    srng_leave_callback(&c->s, SRNG_CONSUMER_MAGIC);
+    c->peek_pos = r.pos;
+    c->s.stats.messages += SRNG_CAST(uint64_t, r.count);
+    c->s.stats.bytes += r.bytes;
+    c->s.stats.largest = r.largest;
+    if (why == SRNG_SCAN_OTHER) return srng_read_rest(c, fn, user, r.count);
+    if (r.count == 0) return (shared_ring_read_some)(c, fn, user);
     c->peeked = 0;
-    c->read_pos = pos;
-    __atomic_store_n(srng_fast_u64(region + SRNG_OFF_READ_POS), pos, __ATOMIC_RELEASE);
-    if (c->s.fenceless)
-        __asm__ __volatile__("" ::: "memory");
-    else
-        __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    if (__atomic_load_n(srng_fast_u32(region + SRNG_OFF_PRODUCER_SLEEPING), __ATOMIC_ACQUIRE) != 0u &&
-        pos >= __atomic_load_n(srng_fast_u64(region + SRNG_OFF_PRODUCER_WAKE_POS), __ATOMIC_RELAXED))
-        srng_answer(&c->s, region + SRNG_OFF_PRODUCER_SLEEPING);
-    return count;
+    srng_release_to(c, r.pos);
+    return r.count;
 }
 
 /* In every file, the implementation's too: a single-file program (the
@@ -1653,15 +1646,12 @@ static inline int srng_read_some_fast(shared_ring_consumer *c, shared_ring_read_
 #define shared_ring_claim(p, len, out, timeout_ns) srng_claim_fast(p, len, out, timeout_ns)
 #define shared_ring_commit(p, len) srng_commit_fast(p, len)
 #endif
-#endif
-
-#ifdef __cplusplus
-}
-#endif
+#endif /* SRNG_FAST_PATH */
 #if defined(__clang__)
 #pragma clang diagnostic pop
 #endif
-#endif /* SHARED_RING_H */
+#endif /* SRNG_HOT_DONE */
+
 
 /* ======================================================================== */
 /*                             IMPLEMENTATION                               */
@@ -1688,52 +1678,13 @@ static inline int srng_read_some_fast(shared_ring_consumer *c, shared_ring_read_
 #define SHARED_RING_ASSERT(x) assert(x)
 #endif
 
-/* ---- atomics: C11 <stdatomic.h>, or <atomic> when compiled as C++ ------ */
+#define SRNG_NULL SHARED_RING_NULLPTR
 #ifdef __cplusplus
-#include <atomic>
-typedef std::atomic<uint64_t> srng_au64;
-typedef std::atomic<uint32_t> srng_au32;
-#define SRNG_LOAD(ptr, order) (ptr)->load(std::memory_order_##order)
-#define SRNG_STORE(ptr, v, order) (ptr)->store((v), std::memory_order_##order)
-#define SRNG_XCHG(ptr, v, order) (ptr)->exchange((v), std::memory_order_##order)
-#define SRNG_ADD(ptr, v, order) (ptr)->fetch_add((v), std::memory_order_##order)
-#define SRNG_CAS(ptr, expected, v)                                             \
-    (ptr)->compare_exchange_strong((expected), (v), std::memory_order_acq_rel, \
-                                   std::memory_order_acquire)
-#define SRNG_FENCE() std::atomic_thread_fence(std::memory_order_seq_cst)
 #define SRNG_STATIC_ASSERT(c, m) static_assert(c, m)
 #else
-#include <stdatomic.h>
-typedef _Atomic uint64_t srng_au64;
-typedef _Atomic uint32_t srng_au32;
-#define SRNG_LOAD(ptr, order) atomic_load_explicit((ptr), memory_order_##order)
-#define SRNG_STORE(ptr, v, order) atomic_store_explicit((ptr), (v), memory_order_##order)
-#define SRNG_XCHG(ptr, v, order) atomic_exchange_explicit((ptr), (v), memory_order_##order)
-#define SRNG_ADD(ptr, v, order) atomic_fetch_add_explicit((ptr), (v), memory_order_##order)
-#define SRNG_CAS(ptr, expected, v)                                                         \
-    atomic_compare_exchange_strong_explicit((ptr), &(expected), (v), memory_order_acq_rel, \
-                                            memory_order_acquire)
-#define SRNG_FENCE() atomic_thread_fence(memory_order_seq_cst)
 #define SRNG_STATIC_ASSERT(c, m) _Static_assert(c, m)
 #endif
 
-/* A scheduling point at each load and store of a lifecycle control word.
-   Nothing in a release build; tests/interleave.c defines it to hand each
-   step to a driver that chooses which process moves next. */
-#ifndef SRNG_SCHED_POINT
-#define SRNG_SCHED_POINT(what) ((void)0)
-#endif
-
-
-#define SRNG_NULL SHARED_RING_NULLPTR
-
-/* Shared memory needs address-free atomics, which means lock-free ones. */
-#if !defined(ATOMIC_LLONG_LOCK_FREE) || ATOMIC_LLONG_LOCK_FREE != 2
-#error "shared_ring.h needs lock-free 64-bit atomics on this target"
-#endif
-#if !defined(ATOMIC_INT_LOCK_FREE) || ATOMIC_INT_LOCK_FREE != 2
-#error "shared_ring.h needs lock-free 32-bit atomics on this target"
-#endif
 SRNG_STATIC_ASSERT(sizeof(srng_au64) == 8, "64-bit atomic must be 8 bytes");
 SRNG_STATIC_ASSERT(sizeof(srng_au32) == 4, "32-bit atomic must be 4 bytes");
 SRNG_STATIC_ASSERT(sizeof(shared_ring_producer) == sizeof(shared_ring_consumer),
@@ -1783,12 +1734,6 @@ SRNG_STATIC_ASSERT(SRNG_OFF_PRODUCER_ID % 128 == 0 && SRNG_OFF_CONSUMER_ID % 128
                        SRNG_OFF_CONSUMER_ID + 128 <= SHARED_RING_HEADER_SIZE,
                    "each identity in a block of its own, inside the header");
 SRNG_STATIC_ASSERT(SHARED_RING_HEADER_SIZE % 128 == 0, "data area on a line pair");
-#ifdef SRNG_FAST_PATH
-SRNG_STATIC_ASSERT(SRNG_OFF_WRITE_POS == 128 && SRNG_OFF_READ_POS == 256 &&
-                       SRNG_OFF_CONSUMER_SLEEPING == 384 && SRNG_OFF_PRODUCER_SLEEPING == 512 &&
-                       SRNG_OFF_PRODUCER_WAKE_POS == 528,
-                   "the inline fast path's offsets are the layout's");
-#endif
 
 #if defined(__cplusplus)
 #define SRNG_THREAD_LOCAL thread_local
@@ -1807,40 +1752,15 @@ SRNG_STATIC_ASSERT(SRNG_OFF_WRITE_POS == 128 && SRNG_OFF_READ_POS == 256 &&
 #define SRNG_TLS_MODEL
 #endif
 
-/* SRNG_COLD: an error path kept out of line, so that inlining it does not
-   use up the budget that the hot path's callers need (it cost 8
-   instructions per message in make instructions). */
-#if defined(__GNUC__) || defined(__clang__)
-#define SRNG_INLINE static inline __attribute__((always_inline))
-#define SRNG_COLD static __attribute__((noinline, cold))
-#define SRNG_NOINLINE static __attribute__((noinline))
-#define SRNG_LIKELY(x) __builtin_expect(!!(x), 1)
-#define SRNG_PREFETCH(addr) __builtin_prefetch(addr)
-#elif defined(_MSC_VER)
-#define SRNG_INLINE static __forceinline
-#define SRNG_COLD static __declspec(noinline)
-#define SRNG_NOINLINE static __declspec(noinline)
-#define SRNG_LIKELY(x) (x)
-#define SRNG_PREFETCH(addr) ((void)(addr))
-#else
-#define SRNG_INLINE static inline
-#define SRNG_COLD static
-#define SRNG_NOINLINE static
-#define SRNG_LIKELY(x) (x)
-#define SRNG_PREFETCH(addr) ((void)(addr))
-#endif
-
 /* ---- why a call was refused (shared_ring_why) ----------------------------- */
-/* The reason for this thread's last refusal: a fixed text (one pointer
-   store, so a poll that finds the ring empty or full pays no copy), or
-   srng_why_text when it carries numbers. Every path that returns a
-   result below OK sets it, so why() never names an earlier refusal. */
+/* This thread's last refusal: a fixed text (one pointer store, so a poll finding the ring empty or
+   full pays no copy) or srng_why_text when it carries numbers. Every path returning below OK sets
+   it, so why() never names an earlier refusal. */
 static SRNG_THREAD_LOCAL const char *srng_why_said SRNG_TLS_MODEL;
 static SRNG_THREAD_LOCAL char srng_why_text[200];
 
-/* Say `why` with each %u replaced by the next of the numbers in decimal,
-   each %o in octal. Error paths only; no stdio (size_t's printf letter is
-   not every C library's). */
+/* Say `why` with each %u / %o replaced by the next number in decimal / octal. Error paths only; no
+   stdio (size_t's printf letter is not every C library's). */
 SRNG_COLD void srng_say(const char *why, uint64_t n0, uint64_t n1, uint64_t n2) {
     const uint64_t n[3] = { n0, n1, n2 };
     char digits[24];
@@ -1860,8 +1780,7 @@ SRNG_COLD void srng_say(const char *why, uint64_t n0, uint64_t n1, uint64_t n2) 
     srng_why_text[at] = 0;
     srng_why_said = srng_why_text;
 }
-/* Say why and return `result` (inline: the caller's compiler sees which
-   result comes back). */
+/* Say why and return `result` (inline: the caller's compiler sees which result comes back). */
 SRNG_INLINE int srng_explain(int result, const char *why, uint64_t n0, uint64_t n1, uint64_t n2) {
     srng_say(why, n0, n1, n2);
     return result;
@@ -1872,8 +1791,7 @@ SRNG_INLINE int srng_refuse(int result, const char *why) {
     return result;
 }
 
-/* A region argument that cannot hold a ring's header at all: NULL, not
-   8-byte aligned, or smaller than the header (attach, owners_of). */
+/* A region unfit to hold a header: NULL, not 8-byte aligned, or too small (attach, owners_of). */
 static int srng_region_refusal(const void *region, size_t region_size) {
     if (region == SRNG_NULL) return srng_refuse(SHARED_RING_ERR_ARG, "region is NULL");
     if ((SRNG_PUN(uintptr_t, region) & 7u) != 0)
@@ -1884,8 +1802,7 @@ static int srng_region_refusal(const void *region, size_t region_size) {
     return SHARED_RING_OK;
 }
 
-/* What a magic other than the ring's says: not formatted yet (0: also while
-   a format runs), or no ring of ours. */
+/* A foreign magic: 0 is not formatted yet (also while a format runs), else no ring of ours. */
 static int srng_magic_refusal(uint32_t magic) {
     if (magic == 0u)
         return srng_refuse(SHARED_RING_NOT_FORMATTED,
@@ -1897,24 +1814,10 @@ static const char srng_gone_text[] = "the peer detached, or its process died";
 
 SHARED_RING_API const char *shared_ring_why(void) { return srng_why_said != SRNG_NULL ? srng_why_said : ""; }
 
-#define SRNG_PAD_LEN 0xFFFFFFFFu
-/* A filler before an aligned claim's record: 0xFFFFFFF0 | its size in
-   8-byte words (1 to 7), header included. Never a length: max_message is
-   below 2^31. */
-#define SRNG_FILL_LEN(bytes) (0xFFFFFFF0u | ((bytes) >> 3)) /* bytes: a uint32_t */
-#define SRNG_IS_FILL(len) ((len) >= 0xFFFFFFF1u && (len) <= 0xFFFFFFF7u)
-#define SRNG_FILL_SIZE(len) (SRNG_CAST(uint64_t, (len) & 7u) << 3)
-#define SRNG_REC_HEADER 8u
 #define SRNG_REC_BAD 1u /* srng_record_at: corrupt (never a record size) */
 #define SRNG_MIN_CAPACITY 64u
 #define SRNG_MAX_MESSAGE_LIMIT 0x7FFFFFF8u
 
-static srng_au64 *srng_u64_at(unsigned char *region, unsigned off) {
-    return SRNG_PUN(srng_au64 *, region + off);
-}
-static srng_au32 *srng_u32_at(unsigned char *region, unsigned off) {
-    return SRNG_PUN(srng_au32 *, region + off);
-}
 /* The wait word `which` of the side whose sleeping word is `sleeping`. */
 static srng_au32 *srng_beside(srng_au32 *sleeping, unsigned which) { return sleeping + which; }
 
@@ -1936,28 +1839,7 @@ static void srng_put64(unsigned char *region, unsigned off, uint64_t v) {
     memcpy(region + off, &v, sizeof v);
 }
 
-static uint64_t srng_record_size(uint64_t len) {
-    /* header + len rounded up to 8, in two instructions (the header is 8) */
-    return (len + SRNG_REC_HEADER + 7u) & ~SRNG_CAST(uint64_t, 7u);
-}
-
 static uint64_t srng_at_most(uint64_t x, uint64_t most) { return x < most ? x : most; }
-
-/* The tag a record header carries says "published at this position": the
-   low 32 bits of the position with bit 0 set (positions are multiples of 8).
-   It is never 0, so the zero word the producer leaves where its next record
-   will go (and any zeroed memory) never reads as a record; and it changes
-   with the position, so a header left from an earlier lap (of a ring below
-   4 GiB) does not match either. */
-SRNG_INLINE uint32_t srng_tag(uint64_t pos) {
-    return SRNG_CAST(uint32_t, pos + 1u); /* = pos | 1 for a multiple of 8, in one lea */
-}
-
-/* A record header is one 64-bit word: length in the low half, tag in the
-   high half, stored in one piece so the consumer can never see a torn one. */
-SRNG_INLINE uint64_t srng_header(uint64_t pos, uint32_t len) {
-    return SRNG_CAST(uint64_t, srng_tag(pos)) << 32 | len;
-}
 
 static int srng_is_pow2(uint64_t x) { return x != 0 && (x & (x - 1)) == 0; }
 
@@ -1976,8 +1858,7 @@ static int srng_capacity_ok(uint64_t cap) {
     return srng_is_pow2(cap) && cap >= SRNG_MIN_CAPACITY && cap <= srng_max_capacity();
 }
 
-/* Any message up to this size fits once the ring is empty, whatever the
-   wrap point: record + padding <= capacity. */
+/* Fits an empty ring whatever the wrap point: record + padding <= capacity. */
 static uint32_t srng_max_message_for(uint64_t cap) {
     uint64_t m = cap / 2u - SRNG_REC_HEADER;
     return m < SRNG_MAX_MESSAGE_LIMIT ? SRNG_CAST(uint32_t, m) : SRNG_MAX_MESSAGE_LIMIT;
@@ -2015,9 +1896,8 @@ extern long syscall(long number, ...);
 #endif
 
 #ifndef SHARED_RING_NOW_NS
-/* A clock that fails must not stop time, or no timeout would ever end:
-   each failed read moves a private count on by 1 ms instead (a wait that
-   saw the real clock first then ends at once: the difference wraps). */
+/* A failing clock must not stop time, or no timeout would end: each failed read adds 1 ms to a
+   private count (a wait that saw the real clock first then ends at once: the difference wraps). */
 static uint64_t srng_clock_failed(void) {
     static srng_au64 ticks;
     uint64_t t = SRNG_LOAD(&ticks, relaxed) + 1000000u;
@@ -2056,11 +1936,10 @@ static void srng_cpu_relax(void) {
 #endif
 }
 
-/* How a side sleeps: the low byte of its wait_mode word in the region. The
-   bits above say which wake-up calls it makes: SRNG_WAKES(kind). A sleeper
-   whose peer makes no call that reaches it (the peer was built with
-   SHARED_RING_NO_OS_WAIT, or uses wait hooks, or the reverse) sleeps in
-   slices of SRNG_SLICE_NS instead of trusting a wake-up that never comes. */
+/* How a side sleeps: the low byte of its wait_mode word; the bits above (SRNG_WAKES(kind)) say
+   which wake-up calls it makes. A sleeper whose peer makes no call that reaches it (built with
+   SHARED_RING_NO_OS_WAIT, wait hooks, or the reverse) sleeps in SRNG_SLICE_NS slices rather than
+   trust a wake-up that never comes. */
 #define SRNG_SLEEPS_NAPS 0u  /* never sleeps unbounded: needs no wake-up */
 #define SRNG_SLEEPS_FUTEX 1u /* Linux futex */
 #define SRNG_SLEEPS_ULOCK 2u /* Darwin __ulock_wait */
@@ -2069,8 +1948,7 @@ static void srng_cpu_relax(void) {
 #define SRNG_WAKES(kind) (0x100u << (kind))
 #define SRNG_SLICE_NS 1000000u /* bounded naps when no wake-up is promised */
 
-/* This build's OS primitive. Apple is tested first so that the macOS branch
-   can be compiled and tested on Linux against a stub (make matrix). */
+/* Apple before Linux, so the macOS branch can be tested on Linux against a stub (make matrix). */
 #if defined(SHARED_RING_NO_OS_WAIT)
 #define SRNG_OS_SLEEP SRNG_SLEEPS_NAPS
 #elif defined(__APPLE__)
@@ -2092,16 +1970,14 @@ static void srng_cpu_relax(void) {
 #define SRNG_HAVE_POLL 1
 #endif
 
-/* A nap of about `ns` (at least 1 ms where the OS counts in ms): what a
-   side does instead of sleeping on its word when the OS wait failed. */
+/* A nap of about `ns` (at least 1 ms where the OS counts in ms), e.g. when the OS wait failed. */
 static void srng_nap(uint64_t ns) {
     SRNG_SCHED_POINT("nap");
 #if defined(_WIN32) && !defined(SHARED_RING_NO_OS_WAIT)
     (void)ns;
     Sleep(1);
 #elif defined(SRNG_HAVE_POLL)
-    /* poll takes milliseconds as an int: no timespec whose layout libc and
-       the kernel could disagree on. */
+    /* poll takes ms as an int: no timespec whose layout libc and the kernel could disagree on. */
     {
         uint64_t ms = ns / 1000000u + 1u;
         poll(SRNG_NULL, 0, ms > 1000u ? 1000 : SRNG_CAST(int, ms));
@@ -2112,19 +1988,16 @@ static void srng_nap(uint64_t ns) {
 #endif
 }
 
-/* Time since `start` after a sleep or nap of up to `slept_ns`, `before`
-   being the time counted before it. A clock that stands still (a frozen
-   virtual clock) would keep a timeout from ever coming: when the clock
-   shows no more than was counted, the sleep counts at the length asked
-   for, so timed waits end, if inexactly. */
+/* Time since `start` after a sleep of up to `slept_ns`, `before` counted before it. A clock that
+   stands still (a frozen virtual clock) would keep timeouts from coming: if it shows no more than
+   `before`, the sleep counts in full, so timed waits end, if inexactly. */
 static uint64_t srng_elapsed_after(uint64_t start, uint64_t before, uint64_t slept_ns) {
     uint64_t now = SHARED_RING_NOW_NS() - start;
     if (now > before) return now;
     return slept_ns < UINT64_MAX - before ? before + slept_ns : UINT64_MAX;
 }
 
-/* One round of a loop that retries every millisecond until timeout_ns:
-   0 when the time is up, else 1 after a nap, with *elapsed counted on. */
+/* One 1 ms retry-loop round: 0 once timeout_ns is up, else 1 after a nap (*elapsed updated). */
 static int srng_nap_unless_timed_out(uint64_t start, uint64_t *elapsed, uint64_t timeout_ns) {
     if (timeout_ns != SHARED_RING_FOREVER && *elapsed >= timeout_ns) return 0;
     srng_nap(1000000u);
@@ -2142,8 +2015,7 @@ extern int __ulock_wake(uint32_t operation, void *addr, uint64_t wake_value);
 static int srng_ulock_wait(srng_au32 *word, uint32_t expected, uint64_t timeout_ns) {
     uint64_t us = 0; /* 0: no timeout */
     if (timeout_ns != SHARED_RING_FOREVER) {
-        /* Round up, and clamp to what the 32-bit argument holds (71.6
-           minutes): 0 would mean "forever"; the caller sleeps again. */
+        /* Round up; clamp to 32 bits (71.6 min): 0 would mean forever; the caller sleeps again. */
         us = timeout_ns / 1000u + (timeout_ns % 1000u != 0);
         if (us == 0) us = 1;
         if (us > UINT32_MAX) us = UINT32_MAX;
@@ -2158,10 +2030,8 @@ static int srng_ulock_wait(srng_au32 *word, uint32_t expected, uint64_t timeout_
 #ifndef SRNG_SYSCALL
 #define SRNG_SYSCALL syscall /* the OS-wait tests put a recorder here */
 #endif
-/* The classic futex call takes the kernel's timespec, whose fields are
-   `long` (64-bit on x32), never libc's struct timespec: on a 32-bit target
-   built with -D_TIME_BITS=64 libc's has a 64-bit time_t and the kernel
-   would misread it. */
+/* The classic futex call takes the kernel's timespec (`long` fields, 64-bit on x32), never libc's:
+   a 32-bit target built with -D_TIME_BITS=64 has a 64-bit time_t the kernel would misread. */
 #if defined(__x86_64__) && defined(__ILP32__)
 typedef long long srng_kernel_long;
 #define SRNG_KERNEL_LONG_MAX LLONG_MAX
@@ -2170,8 +2040,7 @@ typedef long srng_kernel_long;
 #define SRNG_KERNEL_LONG_MAX LONG_MAX
 #endif
 
-/* A futex wait returned: woken, timed out, interrupted or the word had
-   changed are all fine (the caller re-checks); anything else failed. */
+/* Woken, timed out, interrupted or word changed: fine (the caller re-checks); else failed. */
 static int srng_futex_result(long r) {
     if (r != -1) return 0;
     return errno == EAGAIN || errno == ETIMEDOUT || errno == EINTR ? 0 : -1;
@@ -2185,8 +2054,7 @@ static int srng_futex_wait(srng_au32 *word, uint32_t expected, uint64_t timeout_
         srng_kernel_long sec, nsec;
     } ts;
 #ifdef SYS_futex_time64
-    /* 32-bit targets: the call with 64-bit time (Linux 5.1+) first; its
-       timespec has two 64-bit fields whatever libc's time_t is. */
+    /* 32-bit: the time64 call (Linux 5.1+) first: two 64-bit fields whatever libc's time_t. */
     static srng_au32 no_time64;
     if (SRNG_LOAD(&no_time64, relaxed) == 0u) {
         struct {
@@ -2201,32 +2069,27 @@ static int srng_futex_wait(srng_au32 *word, uint32_t expected, uint64_t timeout_
         SRNG_STORE(&no_time64, 1u, relaxed); /* an older kernel */
     }
 #endif
-    /* Clamped to the field (a 32-bit long holds 68 years): the caller's
-       loop sleeps again if that ever runs out. */
+    /* Clamped to the field (a 32-bit long holds 68 years): the caller's loop sleeps again. */
     ts.sec = sec > SRNG_CAST(uint64_t, SRNG_KERNEL_LONG_MAX) ? SRNG_KERNEL_LONG_MAX
                                                              : SRNG_CAST(srng_kernel_long, sec);
     ts.nsec = nsec;
-    /* FUTEX_WAIT (0), not the private variant: the word may be shared
-       between processes. */
+    /* FUTEX_WAIT (0), not the private variant: the word may be shared between processes. */
     return srng_futex_result(SRNG_SYSCALL(SYS_futex, SRNG_CAST(void *, word), 0, expected,
                                           forever ? SRNG_NULL : &ts, SRNG_NULL, 0));
 }
 #endif
 
-/* Sleep while *word == expected, at most timeout_ns (FOREVER: unbounded).
-   Returns 0 when the sleep ended normally (woken, timed out, interrupted,
-   word changed), -1 when the OS refused the wait. */
+/* Sleep while *word == expected, at most timeout_ns (FOREVER: unbounded). Returns 0 when it ended
+   normally (woken, timed out, interrupted, word changed), -1 when the OS refused the wait. */
 static int srng_os_wait(srng_au32 *word, uint32_t expected, uint64_t timeout_ns) {
 #if SRNG_OS_SLEEP == SRNG_SLEEPS_FUTEX
     return srng_futex_wait(word, expected, timeout_ns);
 #elif SRNG_OS_SLEEP == SRNG_SLEEPS_ULOCK
     return srng_ulock_wait(word, expected, timeout_ns);
 #elif defined(_WIN32) && !defined(SHARED_RING_NO_OS_WAIT)
-    /* Windows sleeps in timer ticks (15.6 ms unless the program asked for
-       finer ones with timeBeginPeriod): a wait shorter than 1 ms is spun
-       out by the caller instead of turned into zero-length system calls.
-       WaitOnAddress only sees wakes from the same process, so each sleep is
-       bounded and a peer in another process is noticed within a tick. */
+    /* Windows sleeps in timer ticks (15.6 ms unless timeBeginPeriod): the caller spins out a wait
+       under 1 ms rather than make zero-length system calls. WaitOnAddress hears only same-process
+       wakes, so each sleep is bounded: a peer in another process is noticed within a tick. */
     if (timeout_ns < 1000000u) {
         srng_cpu_relax();
         return 0;
@@ -2269,22 +2132,6 @@ static void srng_os_wake(srng_au32 *word) {
 #endif
 }
 
-/* A callback (fill, read, wait or wake hook) runs with the handle marked
-   busy: every call on the handle from inside it returns ERR_STATE instead
-   of touching state the interrupted call is still using. `open` (the
-   one-word fast-path gate) is cleared for the duration and set back to
-   `open` after: the side's magic where the caller had passed the gate (a
-   constant, so nothing stays live across a read loop's callbacks), the
-   saved word around a hook. */
-SRNG_INLINE void srng_enter_callback(shared_ring_side *s) {
-    s->open = 0;
-    s->busy = 1;
-}
-SRNG_INLINE void srng_leave_callback(shared_ring_side *s, uint32_t open) {
-    s->busy = 0;
-    s->open = open;
-}
-
 /* This side's wait_mode word: how it sleeps and which wake-ups it makes. */
 static uint32_t srng_wait_mode(const shared_ring_side *s) {
     uint32_t wakes = SRNG_OS_SLEEP != SRNG_SLEEPS_NAPS ? SRNG_WAKES(SRNG_OS_SLEEP) : 0u;
@@ -2294,8 +2141,8 @@ static uint32_t srng_wait_mode(const shared_ring_side *s) {
     return SRNG_OS_SLEEP | wakes;
 }
 
-/* Sleep on `word` at most timeout_ns. `peer_mode` is the peer's wait_mode:
-   if it makes no wake-up call that reaches how we sleep, sleep in slices. */
+/* Sleep on `word` at most timeout_ns; in slices if `peer_mode` (the peer's wait_mode) makes no
+   wake-up call that reaches how we sleep. */
 static void srng_sleep(shared_ring_side *s, srng_au32 *word, uint32_t peer_mode,
                        uint64_t timeout_ns) {
     uint32_t kind = srng_wait_mode(s) & 0xFFu;
@@ -2309,23 +2156,18 @@ static void srng_sleep(shared_ring_side *s, srng_au32 *word, uint32_t peer_mode,
         s->wait(s->hook_user, word, 1u, timeout_ns);
         srng_leave_callback(s, open);
     } else if (srng_os_wait(word, 1u, timeout_ns) != 0) {
-        /* The OS refused the wait: nap, rather than retry a failing call
-           in a busy loop, and count it. */
+        /* The OS refused the wait: nap rather than busy-retry a failing call, and count it. */
         s->stats.wait_failures++;
         srng_nap(timeout_ns < SRNG_SLICE_NS ? timeout_ns : SRNG_SLICE_NS);
     }
 }
 
-/* Doorbells: one sleep for wait_any on any number of rings. The kernel
-   watches at most 128 words in one call (futex_waitv). A consumer waiting
-   on a set whose producers all run in its own process takes a doorbell of
-   this process and writes its number beside each ring's sleeping word; a
-   producer that wakes it there also bumps and wakes that doorbell. The
-   number is only an index into this table: a wrong one (a consumer in
-   another process, a corrupted region) bumps some doorbell of this
-   process, a spurious wake-up its sleeper re-checks; nothing is stored
-   outside the table. With SHARED_RING_STATIC each file would have a table
-   of its own, so there are none. */
+/* Doorbells: one sleep for wait_any on any number of rings (futex_waitv watches at most 128
+   words). A consumer whose set's producers all run in its own process takes a doorbell here and
+   writes its number beside each ring's sleeping word; a producer waking it there also bumps and
+   wakes that bell. The number only indexes this table: a wrong one (a consumer in another process,
+   a corrupted region) bumps some bell here, a spurious wake-up re-checked; nothing is stored
+   outside the table. SHARED_RING_STATIC would give each file its own table, so none. */
 #if SRNG_OS_SLEEP == SRNG_SLEEPS_FUTEX && !defined(SHARED_RING_STATIC)
 #define SRNG_HAVE_BELLS 1
 #define SRNG_BELLS 64u
@@ -2334,10 +2176,9 @@ static struct {
     srng_au32 rung;  /* bumped by every wake-up */
 } srng_bells[SRNG_BELLS];
 
-/* Which table this copy of the library rings, as a number: its address.
-   A process can hold two copies (two libraries that each compiled the
-   implementation); a consumer uses a doorbell only when every producer
-   rings its own copy's table. Compared, never followed. */
+/* This library copy's table, as a number (its address: compared, never followed). A process may
+   hold two copies (two libraries with the implementation): a consumer uses a doorbell only when
+   every producer rings its own copy's table. */
 static uint64_t srng_bell_table(void) { return SRNG_PUN(uintptr_t, &srng_bells[0]); }
 
 /* The producer's part: ring the bell named beside the consumer's word. */
@@ -2352,13 +2193,10 @@ static void srng_ring_bell(srng_au32 *consumer_sleeping) {
 static uint64_t srng_bell_table(void) { return 0u; } /* rings none */
 #endif
 
-/* Wake the peer sleeping on `word` the way it sleeps (its wait_mode sits
-   next to the word), if we make a call that reaches it (our own wait_mode
-   says which): our wake hook for a sleeper in a hook, the OS call for one
-   in our OS primitive (and a producer rings the consumer's doorbell, if it
-   named one). A sleeper no call of ours reaches sleeps in slices (it read
-   our wait_mode), and a real-time side makes none. stats.wakes counts the
-   calls made. */
+/* Wake the peer sleeping on `word` its way (its wait_mode sits beside the word), if our wait_mode
+   says a call of ours reaches it: our wake hook for a sleeper in a hook, the OS call for one in
+   our OS primitive (a producer also rings the consumer's doorbell, if named). Other sleepers sleep
+   in slices; a real-time side makes no call. stats.wakes counts the calls made. */
 static void srng_wake(shared_ring_side *s, srng_au32 *word) {
     uint32_t sleeper = SRNG_LOAD(srng_beside(word, SRNG_MODE_WORD), relaxed) & 0xFFu;
     if (sleeper > SRNG_SLEEPS_HOOK || (srng_wait_mode(s) & SRNG_WAKES(sleeper)) == 0u) return;
@@ -2376,28 +2214,21 @@ static void srng_wake(shared_ring_side *s, srng_au32 *word) {
     }
 }
 /* ---- who holds a side, and whether it lives --------------------------------
-   Each side has an owner word, its state machine (docs/protocol.md, "The
-   lifecycle"): 0 FREE, or the holder's pid (bits 0-28), LOCKED (bit 29: it
-   holds its lock on the region's file, below), a state (bits 30-31:
-   ATTACHED, CLAIMING: an attach in progress, FORMATTING: a prepare holds
-   the side) and, in the high half, a number drawn once per process, so
-   that the words of two processes differ even where their pids are equal
-   (a reused pid, two pid namespaces). Only an ATTACHED word is a peer; the
-   transient states are never mistaken for one, nor their end for a
-   departure.
+   Each side's owner word is its state machine (docs/protocol.md, "The lifecycle"): 0 FREE, or the
+   holder's pid (bits 0-28), LOCKED (bit 29: it holds its file lock, below), a state (bits 30-31:
+   ATTACHED; CLAIMING, an attach in progress; FORMATTING, a prepare holds the side) and, in the
+   high half, a number drawn once per process, so two processes' words differ even for equal pids
+   (a reused pid, two pid namespaces). Only an ATTACHED word is a peer; the transient states are
+   never taken for one, nor their end for a departure.
 
-   Whether a holder lives is the kernel's to say, never a guess. Given the
-   descriptor of the file the region maps (options.region_fd, or prepare's
-   region_fd; Linux), a side holds an open-file-description lock on one
-   byte of that file, the byte at its block's offset, from before it takes
-   the word until it gives it back. The kernel drops the lock when the last
-   descriptor of that description closes: at detach, or when the process
-   dies, whatever namespace, container or hidepid hides it. So a word with
-   LOCKED whose byte is free belongs to a holder that is gone. Any other
-   word of another process counts alive: without a file no death is judged,
-   and a waiting peer hears only of a detach (docs/processes.md). Looked at
-   only on slow paths: attach, prepare, and a wait about to sleep (then
-   every SRNG_LIVENESS_NS while asleep). */
+   Whether a holder lives is the kernel's to say, never a guess. Given the file the region maps
+   (options.region_fd, or prepare's; Linux), a side holds an open-file-description lock on the
+   file's byte at its block's offset, from before it takes the word until it gives it back. The
+   kernel drops the lock when the description's last descriptor closes: at detach, or when the
+   process dies, whatever namespace, container or hidepid hides it. So a LOCKED word whose byte is
+   free has a holder that is gone. Any other word of another process counts alive: without a file
+   no death is judged, and a waiting peer hears only of a detach (docs/processes.md). Looked at
+   only on slow paths: attach, prepare, a wait about to sleep (then every SRNG_LIVENESS_NS). */
 #if !defined(SHARED_RING_NO_OS_WAIT) && \
     ((defined(__APPLE__) && defined(__MACH__)) || defined(__linux__) || defined(_WIN32))
 #define SRNG_HAVE_IDENTITY 1
@@ -2428,8 +2259,7 @@ static uint64_t srng_pid_namespace(void) { return 1; } /* no namespaces: "the on
 #include <unistd.h>
 static uint32_t srng_getpid(void) { return SRNG_CAST(uint32_t, getpid()); }
 #ifdef __linux__
-/* The pid namespace's inode, 0 when it cannot be told (no /proc): pids of
-   two namespaces cannot be compared. */
+/* The pid namespace's inode, 0 if unknown (no /proc): pids of two namespaces don't compare. */
 static uint64_t srng_pid_namespace(void) {
     struct stat st;
     uint64_t ino; /* ino_t is 32-bit on some targets: widen without a cast */
@@ -2458,11 +2288,10 @@ static uint64_t srng_in_state(uint64_t owner, uint32_t state) {
 }
 
 #ifdef SRNG_HAVE_IDENTITY
-/* A number every copy of the library in a process reads alike (a handle
-   attached by one copy may be used through another, SHARED_RING_STATIC's
-   case), and that differs between processes: the kernel's random bytes
-   for the program (Linux; a forked child has its parent's, so the pid is
-   mixed in below), the process's creation time (Windows), or 0. */
+/* Alike in every library copy of a process (a handle attached by one copy may be used through
+   another: SHARED_RING_STATIC), different between processes: the kernel's random bytes for the
+   program (Linux; a forked child inherits them, so the pid is mixed in below), the process's
+   creation time (Windows), or 0. */
 #if defined(__linux__)
 #include <sys/auxv.h>
 static uint64_t srng_process_number(void) {
@@ -2481,8 +2310,7 @@ static uint64_t srng_process_number(void) {
 static uint64_t srng_process_number(void) { return 0; }
 #endif
 
-/* This process's owner word (ATTACHED, without LOCKED): its pid, and in
-   the high half its number mixed with the pid. */
+/* Our owner word (ATTACHED, no LOCKED): the pid, and in the high half our number mixed with it. */
 static uint64_t srng_my_word(void) {
     uint32_t pid = srng_getpid();
     uint64_t number;
@@ -2498,12 +2326,10 @@ static uint64_t srng_id_field(const unsigned char *region, unsigned off) {
 }
 
 /* ---- the kernel's locks (Linux) --------------------------------------------
-   A judge tests a byte (F_OFD_GETLK) through a description of its own:
-   one description's locks never conflict with each other, and a
-   descriptor passed by fork or over a socket is one description; so each
-   handle, and each prepare, opens the file anew through /proc/self/fd. A
-   child forked after attach shares its parent's description, so the lock
-   lives while either does (the child adopts the side, or its exit ends it). */
+   A judge tests a byte (F_OFD_GETLK) through a description of its own: one description's locks
+   never conflict, and fork or a socket passes the same description; so each handle and each
+   prepare opens the file anew via /proc/self/fd. A child forked after attach shares its parent's
+   description: the lock lives while either does (until the child adopts the side or exits). */
 #if defined(SRNG_HAVE_IDENTITY) && defined(__linux__)
 #define SRNG_HAVE_KERNEL_LOCK 1
 #ifdef O_CLOEXEC
@@ -2514,8 +2340,7 @@ static uint64_t srng_id_field(const unsigned char *region, unsigned off) {
 #define SRNG_F_OFD_GETLK 36
 #define SRNG_F_OFD_SETLK 37
 
-/* struct flock64's head, as the kernel reads it on every architecture we
-   build for; the tail leaves room for any architecture's longer one. */
+/* struct flock64's head as every architecture we build for has it; `room` fits any longer tail. */
 typedef struct srng_flock {
     short type, whence;
     int64_t start, len;
@@ -2523,9 +2348,8 @@ typedef struct srng_flock {
     char room[32];
 } srng_flock;
 
-/* F_OFD_SETLK or F_OFD_GETLK of `type` on one byte. Returns the lock type
-   GETLK found (F_UNLCK: none in the way), SETLK's F_WRLCK, or -1 (errno:
-   EAGAIN or EACCES when another description holds the byte). */
+/* F_OFD_SETLK/GETLK of `type` on one byte. Returns the type GETLK found (F_UNLCK: none in the
+   way), SETLK's F_WRLCK, or -1 (errno EAGAIN or EACCES: another description holds the byte). */
 static int srng_ofd_lock(int fd, int cmd, short type, unsigned byte) {
     srng_flock fl;
     long r;
@@ -2542,10 +2366,8 @@ static int srng_ofd_lock(int fd, int cmd, short type, unsigned byte) {
     return r == 0 ? fl.type : -1;
 }
 
-/* A description of the region's file of our own, in *own: -1 when fd is 0
-   (none) or the file cannot be opened anew (no /proc): no lock then, and
-   no death judged. Returns OK, or ERR_ARG when fd is not an open regular
-   file. */
+/* Our own description of the region's file in *own; -1 if fd is 0 (none) or cannot be reopened (no
+   /proc): no lock, no death judged. Returns OK, or ERR_ARG if fd is not an open regular file. */
 static int srng_open_own(int fd, int *own) {
     char path[32] = "/proc/self/fd/", digits[12];
     struct stat st;
@@ -2560,18 +2382,16 @@ static int srng_open_own(int fd, int *own) {
     while ((v /= 10u) != 0);
     while (n > 0) path[at++] = digits[--n];
     path[at] = 0;
-    /* read-write for a write lock; an inspector may only read (it tests).
-       Close-on-exec at open: a program a thread of ours execs meanwhile
-       must not inherit the lock and keep us "alive". */
+    /* Read-write for a write lock; an inspector may only read (it tests). Close-on-exec at open: a
+       program a thread of ours execs meanwhile must not inherit the lock and keep us "alive". */
     *own = open(path, O_RDWR | O_NONBLOCK | O_NOCTTY | SRNG_O_CLOEXEC);
     if (*own < 0) *own = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | SRNG_O_CLOEXEC);
     if (*own >= 0 && SRNG_O_CLOEXEC == 0) (void)fcntl(*own, F_SETFD, FD_CLOEXEC);
     return SHARED_RING_OK;
 }
 
-/* Take the lock on the side's byte through our description `own`: 1
-   taken, 0 another description holds it (a live holder), -1 the kernel
-   refused otherwise (no lock to be had). */
+/* Lock the side's byte through our description `own`: 1 taken, 0 another description holds it (a
+   live holder), -1 the kernel refused otherwise (no lock to be had). */
 static int srng_lock_byte(int own, unsigned id_off) {
     if (own < 0) return -1;
     SRNG_SCHED_POINT("lock");
@@ -2579,16 +2399,14 @@ static int srng_lock_byte(int own, unsigned id_off) {
     return errno == EAGAIN || errno == EACCES ? 0 : -1;
 }
 
-/* Is the byte of the side at id_off held by a description other than
-   `own`? 1 held, 0 free, -1 cannot tell (no description). */
+/* Is the byte at id_off held by a description other than `own`? 1 held, 0 free, -1 can't tell. */
 static int srng_byte_held(int own, unsigned id_off) {
     int type = own >= 0 ? srng_ofd_lock(own, SRNG_F_OFD_GETLK, F_WRLCK, id_off) : -1;
     return type < 0 ? -1 : type != F_UNLCK;
 }
 
-/* Does the locked file hold this ring (its ring id, read through our own
-   description, whose offset no one else uses)? Asked once the claim holds
-   the side: no format can change the id then. OK, or ERR_ARG. */
+/* Is this ring's id in the locked file (read via our description: no one else moves its offset)?
+   Asked once the claim holds the side, when no format can change it. OK or ERR_ARG. */
 static int srng_file_holds(int own, const unsigned char *region) {
     uint64_t ring_id = 0;
     if (own < 0) return SHARED_RING_OK;
@@ -2599,10 +2417,8 @@ static int srng_file_holds(int own, const unsigned char *region) {
     return srng_refuse(SHARED_RING_ERR_ARG, "region_fd is not the file this ring is mapped from");
 }
 
-/* Does the file, read through our description (whose offset no one else
-   moves), hold `owner` at the side's offset, as the region does? Else
-   region_fd is not the file the region maps from its offset 0, and its
-   locks say nothing of this ring. */
+/* Does the file (via our description) hold `owner` at the side's offset, as the region does? Else
+   region_fd is not the file mapped from offset 0, and its locks say nothing of this ring. */
 static int srng_file_shows(int own, unsigned id_off, uint64_t owner) {
     uint64_t w = 0;
     return own >= 0 && lseek(own, SRNG_CAST(off_t, id_off), SEEK_SET) == SRNG_CAST(off_t, id_off) &&
@@ -2649,7 +2465,6 @@ static srng_au64 *srng_owner_at(unsigned char *region, unsigned id_off) {
     return srng_u64_at(region, id_off + SRNG_ID_OWNER);
 }
 
-/* The owner word at id_off, read once. */
 static uint64_t srng_owner_load(const unsigned char *region, unsigned id_off) {
     uint64_t w = SRNG_LOAD(SRNG_PUN(const srng_au64 *, region + id_off + SRNG_ID_OWNER), acquire);
     SRNG_SCHED_POINT("load owner");
@@ -2664,23 +2479,19 @@ static int srng_owner_move(unsigned char *region, unsigned id_off, uint64_t from
 }
 
 #ifdef SRNG_HAVE_IDENTITY
-/* The identity slot: the holder's pid namespace, beside whose it is (the
-   owner word without state), written by the word's holder right after its
-   move (no one else writes it: a write before the move could land over a
-   rival's that moved first). */
+/* The identity slot (pid namespace, and whose: the owner word without state), written only by the
+   holder right after its move: written before, it could land over a rival's that moved first. */
 static void srng_write_identity(unsigned char *region, unsigned id_off, uint64_t owner) {
     unsigned slot = id_off + SRNG_ID_SLOT;
-    /* who 0 first, fenced: a reader never pairs a former holder's who
-       with our namespace (it reads who, the namespace, then who again) */
+    /* who 0 first, fenced: a reader (who, ns, who) never pairs an old who with our namespace */
     SRNG_STORE(srng_u64_at(region, slot + SRNG_SLOT_WHO), 0u, relaxed);
     SRNG_FENCE();
     SRNG_STORE(srng_u64_at(region, slot + SRNG_SLOT_NS), srng_pid_namespace(), relaxed);
     SRNG_STORE(srng_u64_at(region, slot + SRNG_SLOT_WHO), srng_in_state(owner, 0), release);
 }
 
-/* The pid namespace of the holder of `owner`, or 0: its slot names
-   another word (a former holder's, or none yet) before or after the
-   namespace is read. */
+/* The pid namespace of `owner`'s holder, or 0 if its slot names another word (a former holder's,
+   or none yet) before or after the namespace is read. */
 static uint64_t srng_holder_ns(const unsigned char *region, unsigned id_off, uint64_t owner) {
     unsigned slot = id_off + SRNG_ID_SLOT;
     uint64_t who = srng_in_state(owner, 0), ns;
@@ -2689,10 +2500,8 @@ static uint64_t srng_holder_ns(const unsigned char *region, unsigned id_off, uin
     return srng_id_field(region, slot + SRNG_SLOT_WHO) == who ? ns : 0u;
 }
 
-/* Is the side at id_off held by this very process? Only when the kernel's
-   numbers say so: its word is ours (our pid and number), and its slot
-   places it in our pid namespace (a child of ours in a new namespace can
-   have our pid and number). Without the namespace: no. */
+/* Held by this very process? Only if its word is ours (pid and number) and its slot puts it in our
+   pid namespace (a child of ours in a new namespace may share both). Unknown namespace: no. */
 static int srng_in_this_process(const unsigned char *region, unsigned id_off) {
     uint64_t owner = srng_owner_load(region, id_off), ns;
     if (owner == 0u || !srng_same_owner(owner, srng_my_word())) return 0;
@@ -2700,10 +2509,9 @@ static int srng_in_this_process(const unsigned char *region, unsigned id_off) {
     return ns != 0u && ns == srng_pid_namespace();
 }
 
-/* Was the side's last holder this process (its slot, which a release
-   leaves, names our word in our pid namespace)? Then a byte held over its
-   FREE word is most likely a description of ours (a handle the program
-   lost and took back, or a child's copy of ours): not a claim to wait for. */
+/* Was the last holder this process (the slot a release leaves names our word in our namespace)?
+   Then a byte held over the FREE word is likely a description of ours (a lost handle taken back, a
+   child's copy): not a claim to wait for. */
 static int srng_last_held_here(const unsigned char *region, unsigned id_off) {
     uint64_t mine = srng_my_word(), ns = srng_holder_ns(region, id_off, mine);
     return ns != 0u && ns == srng_pid_namespace();
@@ -2711,18 +2519,14 @@ static int srng_last_held_here(const unsigned char *region, unsigned id_off) {
 
 /* ---- the judge: is a holder gone? -----------------------------------------
    Only when the kernel says so, never on a guess:
-   - its word says LOCKED and the side's byte is free (the lock is taken
-     before the word and given back after it), asked through our own
-     description `own`, which must show the same word at that offset: a
-     region_fd of another file, or of a mapping not at offset 0, judges
-     nothing. A claim judges only while it holds the byte itself
-     (`have_byte`): then no live holder of a LOCKED word can exist.
-   - its pid, which its identity slot places in our pid namespace, names
-     no process, or one that ended (a pidfd is readable once it has, a
-     zombie's too; Windows: its handle is signalled). A pid reused
-     meanwhile names a live process: a death missed, never one made up.
-     This judges a holder without a file, and one whose lock lives on in
-     a description a forked child inherited. macOS: not at all. */
+   - its word says LOCKED and its byte is free (locked before the word, unlocked after), asked via
+     our description `own`, which must show the same word at that offset (a region_fd of another
+     file, or of a mapping not at offset 0, judges nothing). A claim judges only while it holds
+     the byte itself (`have_byte`): then no live holder of a LOCKED word can exist.
+   - its pid, placed in our pid namespace by its identity slot, names no process or one that
+     ended (a pidfd is readable once it has, a zombie's too; Windows: its handle is signalled). A
+     reused pid names a live process: a death missed, never one made up. This judges a holder
+     without a file, or whose lock lives on in a forked child's description. macOS: never. */
 #if defined(__linux__) && defined(SRNG_HAVE_POLL)
 #define SRNG_HAVE_PIDFD 1
 #ifndef SYS_pidfd_open
@@ -2772,34 +2576,33 @@ static int srng_gone(const unsigned char *region, unsigned id_off, uint64_t owne
     return pid != SRNG_OWNER_PID && ns != 0u && ns == srng_pid_namespace() && srng_pid_ended(pid);
 }
 
-/* Take the owner word at id_off for `want` (our word, CLAIMING or
-   FORMATTING), given what our lock on its byte gave (`locked`, as
-   srng_lock_byte): from FREE, unless another description holds the byte
-   (a claim or a prepare in progress: *live 0); from a holder gone for
-   certain (judged through `own`); or, with take_back, from a word of this
-   process. `judge` 0 takes any word (a region that holds no ring of this
-   layout: its words mean nothing). Returns 1 taken; 0 with the word in the
-   way in *live; -1 when region_fd is not this region's file. */
+/* Take the owner word at id_off for `want` (our word, CLAIMING or FORMATTING), `locked` being what
+   srng_lock_byte gave: from FREE, unless another description holds the byte (a claim or prepare in
+   progress: *live 0); from a holder gone for certain (judged via `own`); or, with take_back, from
+   a word of this process. `judge` 0 takes any word (a region holding no ring of this layout: its
+   words mean nothing). Returns 1 taken; 0 with the word in the way in *live; -1 when region_fd is
+   not this region's file. */
 static int srng_take(unsigned char *region, unsigned id_off, uint64_t want, int take_back,
                      int judge, int own, int locked, uint64_t *live) {
     for (;;) {
         uint64_t cur = srng_owner_load(region, id_off);
         if (cur == 0u && locked == 0 && !take_back && !srng_last_held_here(region, id_off)) {
-            *live = 0u; /* another description holds the byte: a claim in progress */
+            *live = 0u;
             return 0;
         }
         if (cur != 0 && judge && !(take_back && srng_same_owner(cur, want)) &&
             !srng_gone(region, id_off, cur, own, locked == 1)) {
+            /* The judge read the file and the slot after `cur`: a rival that took the word
+               meanwhile rewrote both, so a dead holder looked alive. Judge the word there now. */
+            if (srng_owner_load(region, id_off) != cur) continue;
             *live = cur;
             return 0;
         }
         if (srng_owner_move(region, id_off, cur, want)) break;
     }
     srng_write_identity(region, id_off, want); /* ours now */
-    /* Our description must show our word at its offset: else region_fd
-       names another file (or a copy), whose lock says nothing of this
-       ring. Given back at once: a judge with the right file may find that
-       byte free, which is no longer a lie. */
+    /* If our description does not show our word, region_fd is another file (or a copy): give the
+       word back at once (a judge with the right file may find the byte free, no longer a lie). */
     if ((want & SRNG_OWNER_LOCKED) != 0u && !srng_file_shows(own, id_off, want)) {
         (void)srng_owner_move(region, id_off, want, 0u);
         return -1;
@@ -2833,16 +2636,12 @@ static int srng_gone(const unsigned char *region, unsigned id_off, uint64_t owne
 }
 #endif
 
-/* An attach's claim on the side at id_off: its lock first (through the
-   handle's description of the file, `own`, when it has one), then its
-   word, CLAIMING with our word, LOCKED when the lock is ours. A byte that
-   another description holds over a FREE word is a claim or a prepare in
-   progress: NOT_FORMATTED, so the _wait forms retry. Over a held word the
-   CAS decides after the judge: its holder may be gone while a forked
-   child keeps its description (judged by its pid). Returns OK with the
-   word in *owner (0 where identities are not supported), ERR_BUSY (a live
-   process holds the side or is attaching as it, this one included) or
-   NOT_FORMATTED (a prepare or a claim holds it for a moment). */
+/* An attach's claim on the side at id_off: the lock first (via the handle's description `own`, if
+   any), then the word: CLAIMING with our word, LOCKED if the lock is ours. Over a held word the
+   CAS follows the judge: its holder may be gone while a forked child keeps its description (judged
+   by its pid). Returns OK with the word in *owner (0 without identities), ERR_BUSY (a live process
+   holds the side or is attaching as it, this one included) or NOT_FORMATTED (a prepare or a claim
+   holds it for a moment, see srng_take: the _wait forms retry). */
 static int srng_claim(unsigned char *region, unsigned id_off, uint32_t flags, int own,
                       uint64_t *owner) {
 #ifdef SRNG_HAVE_IDENTITY
@@ -2866,9 +2665,8 @@ static int srng_claim(unsigned char *region, unsigned id_off, uint32_t flags, in
     return SHARED_RING_OK;
 }
 
-/* The end of an attach: CLAIMING -> ATTACHED (LOCKED kept). release: a
-   peer that sees the word sees the identity slot written before it.
-   ERR_BUSY if the word was taken from under us (only a hostile peer). */
+/* The end of an attach: CLAIMING -> ATTACHED (LOCKED kept); release: a peer seeing the word sees
+   the identity slot. ERR_BUSY if the word was taken from under us (only a hostile peer). */
 static int srng_attached(shared_ring_side *s, unsigned id_off) {
     uint64_t attached;
     if (s->owner == 0) return SHARED_RING_OK; /* no identities here */
@@ -2879,9 +2677,8 @@ static int srng_attached(shared_ring_side *s, unsigned id_off) {
     return SHARED_RING_OK;
 }
 
-/* A handle gives its side back: the word first (to FREE, if it still
-   holds ours), then the lock (a judge that finds the byte free and the
-   word still ours judges us gone, which we are about to be). */
+/* Give the side back: the word first (to FREE, if still ours), then the lock (a judge finding the
+   byte free and the word still ours judges us gone, as we are about to be). */
 static void srng_release_side(shared_ring_side *s, unsigned char *region, unsigned id_off) {
     if (s->owner != 0) (void)srng_owner_move(region, id_off, s->owner, 0u);
     s->owner = 0;
@@ -2894,19 +2691,16 @@ static unsigned srng_peer_id(const shared_ring_side *s) {
     return s->magic == SRNG_PRODUCER_MAGIC ? SRNG_OFF_CONSUMER_ID : SRNG_OFF_PRODUCER_ID;
 }
 
-/* Does the side's owner word no longer hold this handle's word (a child
-   adopted the side, or another handle took it back)? */
+/* Is the side's word no longer ours (a child adopted the side, or another handle took it back)? */
 static int srng_side_lost(const shared_ring_side *s) {
     unsigned own_id = s->magic == SRNG_PRODUCER_MAGIC ? SRNG_OFF_PRODUCER_ID : SRNG_OFF_CONSUMER_ID;
     return s->owner != 0u && srng_owner_load(s->region, own_id) != s->owner;
 }
 
-/* A handle used by a process other than the one that attached it (a
-   child forked after attach): its owner word names the attacher, so it
-   may not detach (that would free a side the attacher still uses), close
-   or wait until it adopted the handle. Checked where a system call costs
-   nothing next to the call: the hot path cannot afford getpid. ERR_HANDLE
-   with the reason, or OK. */
+/* A handle used by a process other than its attacher (a child forked after attach) may not detach
+   (freeing a side the attacher still uses), close or wait until it adopted the handle. Checked
+   only where a system call is cheap next to the call: the hot path cannot afford getpid.
+   ERR_HANDLE with the reason, or OK. */
 static int srng_side_lost(const shared_ring_side *s);
 static int srng_foreign(const shared_ring_side *s) {
 #ifdef SRNG_HAVE_IDENTITY
@@ -2926,20 +2720,15 @@ static int srng_foreign(const shared_ring_side *s) {
 #endif
 }
 
-/* Is the peer's owner word `owner` news to this handle? Only an ATTACHED
-   word is a peer: one other than the one we know is a new peer; a word
-   that no longer names the peer we know (FREE, or taken by a claim or a
-   prepare, which happens only once it left) is its departure. A
-   transient word of no peer we know (an attach or a prepare in progress,
-   an attach that fails) is no news: it is neither a peer nor a
-   departure. */
+/* Is the peer's word `owner` news? ATTACHED, not the known peer: a new peer. No longer naming the
+   known peer (FREE, or taken by a claim or prepare, only once it left): its departure. Transient,
+   of no known peer (an attach or prepare, running or failed): no news. */
 static int srng_peer_news(const shared_ring_side *s, uint64_t owner) {
     if (srng_is_attached(owner)) return owner != s->peer_owner;
     return s->peer_owner != 0u && !srng_same_owner(owner, s->peer_owner);
 }
 
-/* Take the news in: a new peer (judged at once: check_at = now), or the
-   known one's departure (peer_gone). */
+/* Take the news in: a new peer (judged at once: check_at = now) or the known one's departure. */
 static void srng_note_peer(shared_ring_side *s, uint64_t owner, uint64_t now) {
     if (!srng_peer_news(s, owner)) return;
     if (srng_is_attached(owner)) {
@@ -2958,8 +2747,7 @@ static void srng_note_peer(shared_ring_side *s, uint64_t owner, uint64_t now) {
 #if defined(SRNG_HAVE_PIDFD) && defined(SRNG_HAVE_IDENTITY)
 #define SRNG_HAVE_PEER_FD 1
 
-/* Has the process peer_fd was opened for ended? Only while the peer's
-   word is still the one it was opened for: a new peer is judged anew. */
+/* Has peer_fd's process ended? Only while the peer's word is the one it was opened for. */
 static int srng_peer_exited(const shared_ring_side *s) {
     if (s->peer_fd < 0 || s->realtime || /* polls no descriptor */
         srng_owner_load(s->region, srng_peer_id(s)) != s->peer_fd_owner)
@@ -2972,12 +2760,10 @@ static void srng_drop_peer_fd(shared_ring_side *s) {
     s->peer_fd = -1;
 }
 
-/* Open a pidfd for the peer's owner word `owner`, whose pid must be one of
-   our namespace. A pid is not reused while its process lives, so the
-   descriptor names the peer when the kernel's lock says, after it was
-   opened, that the peer lives; a peer that holds no lock is taken as the
-   pid's process (had it died already, its pid's new process is watched in
-   its place: a death missed, never one made up). */
+/* Open a pidfd for the peer's word `owner`, whose pid must be of our namespace. A pid is not
+   reused while its process lives, so the fd names the peer if the kernel's lock, checked after the
+   open, says it lives; a peer with no lock is taken as the pid's process (had it died already, the
+   pid's new process is watched instead: a death missed, never one made up). */
 static int srng_open_peer_fd(shared_ring_side *s, unsigned peer, uint64_t owner) {
     uint32_t pid = SRNG_CAST(uint32_t, owner) & SRNG_OWNER_PID;
     uint64_t ns = srng_holder_ns(s->region, peer, owner);
@@ -3009,11 +2795,9 @@ static int srng_peer_exited(const shared_ring_side *s) {
 static void srng_drop_peer_fd(shared_ring_side *s) { (void)s; }
 #endif
 
-/* shared_ring_*_peer_fd for a handle that passed its gate. The
-   descriptor it holds is returned while its process holds the peer's side
-   and no call has said PEER_GONE; else it has served, and is closed here
-   (only here and at detach: never behind a call that returned it), after
-   a new one for the peer attached now, if any, took its place. */
+/* shared_ring_*_peer_fd past the gate: the held fd while its process holds the peer's side and no
+   call said PEER_GONE; else it has served and is closed here (only here and at detach, never
+   behind a call that returned it), once a new one for the current peer, if any, replaced it. */
 static int srng_peer_fd(shared_ring_side *s) {
 #ifdef SRNG_HAVE_PEER_FD
     unsigned peer = srng_peer_id(s);
@@ -3037,11 +2821,9 @@ static int srng_peer_fd(shared_ring_side *s) {
 #endif
 }
 
-/* Is the region still the ring this handle attached to? A format under a
-   live handle gives it a new ring id (and may leave records of the old
-   ring at the handle's position): ERR_CORRUPT for good. Asked by every
-   wait before it looks at a record, and before every sleep; never per
-   message. */
+/* Still the ring this handle attached to? A format under a live handle gives a new ring id (and
+   may leave old records at the handle's position): ERR_CORRUPT for good. Asked by every wait
+   before it reads a record and before every sleep; never per message. */
 static int srng_same_ring(shared_ring_side *s) {
     if (SRNG_LOAD(srng_u64_at(s->region, SRNG_OFF_RING_ID), relaxed) == s->ring_id)
         return SHARED_RING_OK;
@@ -3051,15 +2833,12 @@ static int srng_same_ring(shared_ring_side *s) {
                        "the region was formatted anew under this handle (its ring id changed)");
 }
 
-/* Has the peer left: detached or taken over (its owner word says so) or,
-   in another process, died? Looked at from slow paths only; another
-   process at most every SRNG_LIVENESS_NS (`now` is the clock), a change
-   of its owner word at once. Sets s->peer_gone (and clears gone_told
-   when a new peer comes). Returns 1 when the peer is in another process
-   and the kernel can tell its death (a sleep must then end by s->check_at
-   to look again), 0 when there is no peer, it is in this process or its
-   death cannot be told, ERR_CORRUPT when the region was formatted anew
-   under this handle (its ring id changed). */
+/* Has the peer left: detached or taken over (its owner word says so) or, in another process, died?
+   Slow paths only: a word change counts at once; another process is judged at most every
+   SRNG_LIVENESS_NS. Sets s->peer_gone (clears gone_told for a new peer). Returns 1 when the peer
+   is in another process and the kernel can tell its death (a sleep must then end by s->check_at to
+   look again); 0 when there is no peer, it is in this process or its death cannot be told;
+   ERR_CORRUPT if the region was formatted anew under this handle. */
 static int srng_watch_peer(shared_ring_side *s, uint64_t now) {
     unsigned peer = srng_peer_id(s);
     uint64_t owner;
@@ -3068,15 +2847,12 @@ static int srng_watch_peer(shared_ring_side *s, uint64_t now) {
     owner = srng_owner_load(s->region, peer);
     srng_note_peer(s, owner, now);
     owner = s->peer_owner;
-    /* our own word (pid and number): a peer in this process, whose death
-       would be ours */
+    /* our own word (pid and number): a peer in this process, whose death would be ours */
     if (s->owner == 0 || owner == 0 || srng_same_owner(owner, s->owner)) return 0;
     if (srng_peer_exited(s)) { /* the kernel says so: no need to wait for the next look */
         s->peer_gone = 1;
         return 1;
     }
-    /* another process: the kernel is asked (srng_gone) every
-       SRNG_LIVENESS_NS */
     if (now - s->check_at < (SRNG_CAST(uint64_t, 1) << 63)) { /* now >= check_at */
         s->peer_gone = SRNG_CAST(uint32_t, srng_gone(s->region, peer, owner, s->lock_fd, 0));
         s->check_at = now + SRNG_LIVENESS_NS;
@@ -3084,12 +2860,9 @@ static int srng_watch_peer(shared_ring_side *s, uint64_t now) {
     return 1;
 }
 
-/* What a call that does not wait learns of its peer: the news of its
-   owner word (one load: a detach, a new peer, judged at the next wait)
-   and, when a peer fd fired, the death it says (judged now). A death
-   without a descriptor only a wait notices. A real-time side polls no
-   descriptor, so it takes the owner word alone: no system call, no
-   clock. Returns 1 when the peer is gone. */
+/* What a non-waiting call learns of its peer: its word's news (one load: a detach, or a new
+   peer judged at the next wait) and, if a peer fd fired, its death (others only a wait sees). A
+   real-time side polls no fd: one load, no system call, no clock. Returns 1 if the peer left. */
 static int srng_peer_left(shared_ring_side *s) {
     uint64_t owner = srng_owner_load(s->region, srng_peer_id(s));
     if (srng_peer_exited(s))
@@ -3100,33 +2873,28 @@ static int srng_peer_left(shared_ring_side *s) {
 }
 
 /* ---- barriers: who fences ---------------------------------------------------
-   A side that publishes a position must then look whether the peer sleeps:
-   "store, then load" needs a full fence, or both sides can miss each other
-   and the sleeper never wakes. On x86 that fence waits for every store of
-   the message just written; it halved throughput at 64 B. Between threads
-   of one process the fence moves to the rare side about to sleep: on Linux,
-   membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) makes every CPU that runs a
-   thread of this process execute a full barrier, so the sleeper issues it
-   before its last re-check and the publisher fences only the compiler.
+   A side that publishes a position must then look whether the peer sleeps: "store, then load"
+   needs a full fence, or both sides can miss each other and the sleeper never wakes. On x86 that
+   fence waits for every store of the message just written (it halved throughput at 64 B). Between
+   threads of one process the fence moves to the rare side about to sleep: on Linux,
+   membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) makes every CPU running a thread of this process
+   execute a full barrier, so the sleeper issues it before its last re-check and the publisher
+   fences only the compiler.
 
-   Nothing reaches another process for certain. GLOBAL_EXPEDITED, the one
-   kind that would, picks its CPUs from a per-CPU copy of each process's
-   registration that the kernel refreshes only when a CPU switches between
-   two address spaces: a CPU that ran the process before it registered,
-   went idle and came back to it is skipped for good, and a publish still
-   in that CPU's store buffer is missed (docs/protocol.md). PRIVATE_EXPEDITED
-   picks its CPUs from what each one runs at the time of the call.
+   Nothing reaches another process for certain. GLOBAL_EXPEDITED, the one kind that would, picks
+   its CPUs from a per-CPU copy of each process's registration, refreshed only when a CPU switches
+   address spaces: a CPU that ran the process before it registered, went idle and came back to it
+   is skipped for good, and a publish still in its store buffer is missed (docs/protocol.md).
+   PRIVATE_EXPEDITED picks its CPUs from what each one runs at the time of the call.
 
-   So a side publishes without a fence only to a peer the kernel places in
-   its own process (the same pid in the same pid namespace), or to a peer
-   whose wait_mode says it only naps (SHARED_RING_POLL_ONLY, or a build
-   without OS waits: it needs no wake-up, so a look at its word that comes
-   too early loses nothing), and says so by writing that peer's attach id
-   in its fenceless_for word; to any other peer, or none, it fences. A sleeper trusts fenceless_for only when it
-   holds its own attach id; another non-zero value (written for a peer that
-   has left) makes it sleep in SRNG_SLICE_NS slices until the publisher
-   chooses again, which it does whenever it finds the sleeper's word
-   non-zero: a sleep, or the 2 (SRNG_LOOK_AT_ME) an attach leaves there. */
+   So a side publishes without a fence only to a peer the kernel places in its own process (same
+   pid in the same pid namespace), or to one whose wait_mode says it only naps (POLL_ONLY, or a
+   build without OS waits: it needs no wake-up, so a too-early look at its word loses nothing), and
+   says so by writing that peer's attach id in its fenceless_for word; to any other peer, or none,
+   it fences. A sleeper trusts fenceless_for only when it holds its own attach id; another non-zero
+   value (written for a peer that has left) makes it sleep in SRNG_SLICE_NS slices until the
+   publisher chooses again, which it does whenever it finds the sleeper's word non-zero: a sleep,
+   or the 2 (SRNG_LOOK_AT_ME) an attach leaves there. */
 
 #define SRNG_LOOK_AT_ME 2u
 
@@ -3140,8 +2908,7 @@ static int srng_register_process_barrier(void) {
 #endif
 }
 
-/* Make every CPU running a thread of this process execute a full barrier.
-   1 on success. */
+/* Make every CPU running a thread of this process execute a full barrier. 1 on success. */
 static int srng_process_barrier(void) {
 #if defined(__linux__) && !defined(SHARED_RING_NO_OS_WAIT) && defined(SYS_membarrier)
     return syscall(SYS_membarrier, 1 << 3, 0, 0) == 0; /* PRIVATE_EXPEDITED */
@@ -3158,9 +2925,8 @@ static srng_au64 *srng_fenceless_for(srng_au32 *sleeping) {
 static void srng_end_direct(shared_ring_producer *p);
 static void srng_update_direct(shared_ring_producer *p);
 
-/* Choose how we publish to the peer attached now, and say so in our
-   fenceless_for word. Cold: at attach, before each sleep, and whenever we
-   find the peer's word non-zero. */
+/* Choose how we publish to the peer attached now, and say so in our fenceless_for word. Cold:
+   at attach, before each sleep, and whenever we find the peer's word non-zero. */
 static void srng_choose_barrier(shared_ring_side *s) {
     int producer = s->magic == SRNG_PRODUCER_MAGIC;
     unsigned peer_id = srng_peer_id(s);
@@ -3172,19 +2938,16 @@ static void srng_choose_barrier(shared_ring_side *s) {
     int naps;
     if (peer == s->barrier_peer) return;
     s->barrier_peer = peer;
-    /* A peer that only naps needs no wake-up, so no fence either; one the
-       kernel places in this process is fenced by its own membarrier. */
+    /* No fence for a peer that only naps (it needs no wake-up) or one the kernel places in this
+       process (its membarrier fences). A real-time side wakes nobody, so its peer trusts none of
+       its wake-ups (it sleeps in slices): no fence, and no look at who the peer is (a syscall). */
     naps = (SRNG_LOAD(srng_u32_at(s->region, peer_mode), relaxed) & 0xFFu) == SRNG_SLEEPS_NAPS;
-    /* A real-time side wakes nobody, so its peer trusts no wake-up from it
-       either (it sleeps in slices): no fence, and no look at who the peer
-       is (that would be a system call). */
     fenceless_for = peer != 0u && (naps || s->realtime ||
                                    (s->process_barrier && srng_in_this_process(s->region, peer_id)))
                         ? peer
                         : 0u;
-    /* release: a sleeper that reads 0 also sees every fenceless publish
-       before it. The fence: a sleeper that did not see our new value yet
-       has announced itself where our next loads see it. */
+    /* release: a sleeper that reads 0 also sees every fenceless publish before it. The fence: a
+       sleeper that missed our new value has announced itself where our next loads see it. */
     SRNG_STORE(srng_fenceless_for(srng_u32_at(s->region, own)), fenceless_for, release);
     SRNG_FENCE();
     if (producer) srng_end_direct(SRNG_PUN(shared_ring_producer *, s));
@@ -3192,27 +2955,9 @@ static void srng_choose_barrier(shared_ring_side *s) {
     if (producer) srng_update_direct(SRNG_PUN(shared_ring_producer *, s));
 }
 
-#ifdef __cplusplus
-#define SRNG_COMPILER_BARRIER() std::atomic_signal_fence(std::memory_order_seq_cst)
-#else
-#define SRNG_COMPILER_BARRIER() atomic_signal_fence(memory_order_seq_cst)
-#endif
-
-/* Order our position store before the load of the peer's sleeping word:
-   a full fence, or only the compiler's when the sleeper's membarrier does
-   the fencing for us. */
-SRNG_INLINE void srng_publish_barrier(const shared_ring_side *s) {
-    if (s->fenceless)
-        SRNG_COMPILER_BARRIER();
-    else
-        SRNG_FENCE();
-}
-
-/* The peer's word was non-zero: take it; choose our barrier again (a new
-   peer may have attached); wake the peer if it sleeps. Whoever swaps the 1
-   out makes the one wake-up call. Out of line but not marked cold: with
-   gcc's cold attribute its caller's loop took 3 more instructions a
-   message (make instructions 107.2 against 103.4). */
+/* The peer's word was non-zero: take it; choose our barrier again (a new peer may have attached);
+   wake the peer if it sleeps. Whoever swaps the 1 out makes the one wake-up call. Out of line but
+   not cold: gcc's cold attribute cost its caller's loop 3 instructions a message. */
 SRNG_NOINLINE void srng_answer_peer(shared_ring_side *s, srng_au32 *word) {
     /* acquire: the 2 of an attach was stored after its attach id */
     uint32_t was = SRNG_XCHG(word, 0u, acquire);
@@ -3221,19 +2966,11 @@ SRNG_NOINLINE void srng_answer_peer(shared_ring_side *s, srng_au32 *word) {
     if (was != SRNG_LOOK_AT_ME) srng_wake(s, word);
 }
 
-#ifdef SRNG_FAST_PATH
 SHARED_RING_API void srng_answer(shared_ring_side *s, void *word) {
     srng_answer_peer(s, SRNG_CAST(srng_au32 *, word));
 }
-#endif
 
 static int srng_deliver(shared_ring_consumer *c, shared_ring_read_fn fn, void *user, uint64_t end);
-static void srng_release_to(shared_ring_consumer *c, uint64_t pos);
-
-/* Wake the peer sleeping on `word`, if it announced itself. */
-SRNG_INLINE void srng_wake_sleeper(shared_ring_side *s, srng_au32 *word) {
-    if (SRNG_LOAD(word, relaxed) != 0u) srng_answer_peer(s, word);
-}
 
 /* After publishing a position: if the peer announced that it sleeps, wake it. */
 SRNG_INLINE void srng_wake_if_sleeping(shared_ring_side *s, srng_au32 *word) {
@@ -3241,26 +2978,21 @@ SRNG_INLINE void srng_wake_if_sleeping(shared_ring_side *s, srng_au32 *word) {
     srng_wake_sleeper(s, word);
 }
 
-/* A wait condition: returns 1 when the caller may proceed, 0 to keep
-   waiting, or a negative result to stop with. `thorough` 0 asks for the
-   cheapest look (while spinning: touch no line the peer writes often);
-   1 for every check (at the start, every SRNG_SPIN_CLOCK_ROUNDS rounds,
-   and around each sleep). */
+/* A wait condition: returns 1 when the caller may proceed, 0 to keep waiting, or a negative result
+   to stop with. `thorough` 0: the cheapest look (while spinning: touch no line the peer writes
+   often); 1: every check (at start, every SRNG_SPIN_CLOCK_ROUNDS rounds, around each sleep). */
 typedef int (*srng_ready_fn)(void *ctx, int thorough);
 
-/* Pause rounds between two looks at the clock while spinning: the clock
-   costs tens of ns, a pause from a few ns to over 100 depending on the CPU,
-   so the budget is kept to within a few microseconds either way. */
+/* Pause rounds between two looks at the clock while spinning: the clock costs tens of ns, a pause
+   a few ns to over 100 depending on the CPU, so the budget is kept within a few us either way. */
 #define SRNG_SPIN_CLOCK_ROUNDS 32u
 #define SRNG_ROUND_NS_MAX 100000u /* a round estimate; bounds a clock's jump */
 #define SRNG_SPIN_STILL_MAX 1024u /* looks at a clock that stands still */
 
-/* Spin with the pause hint until ready() says something or `budget_ns`
-   (measured from `start`) is spent. Returns ready()'s answer, 0 if none,
-   and in *spun how long it spun. When ready() says yes the clock is not
-   read again (that read would delay every wake-up found by spinning, by
-   ~30 ns in make bench's latency): the rounds since the last reading are
-   counted at *round_ns each, the cost of a round as last measured. */
+/* Spin with the pause hint until ready() says something or `budget_ns` (from `start`) is spent.
+   Returns ready()'s answer, 0 if none, and in *spun how long it spun. When ready() says yes the
+   clock is not read again (that would delay every wake-up found by spinning, by ~30 ns): the
+   rounds since the last reading count at *round_ns each, a round's cost as last measured. */
 static int srng_spin(srng_ready_fn ready, void *ctx, uint64_t start, uint64_t budget_ns,
                      uint32_t *round_ns, uint64_t *spun) {
     uint64_t last = start;
@@ -3288,65 +3020,54 @@ static int srng_spin(srng_ready_fn ready, void *ctx, uint64_t start, uint64_t bu
     return r;
 }
 
-/* Has the peer (whose sleeping word is `peer`) yet to choose its barrier
-   for us? Its fenceless_for names an attach id: another non-zero one was
-   chosen for a side that attached before us (a replaced or adopted one),
-   and promises us nothing until the peer sees our word non-zero and
-   chooses again. */
+/* Has the peer (whose sleeping word is `peer`) yet to choose its barrier for us? Another non-zero
+   id in its fenceless_for was chosen for a side attached before us (a replaced or adopted one) and
+   promises us nothing until the peer sees our word non-zero and chooses again. */
 static int srng_unanswered(const shared_ring_side *s, srng_au32 *peer) {
     uint64_t fenceless_for = SRNG_LOAD(srng_fenceless_for(peer), acquire);
     return fenceless_for != 0u && fenceless_for != s->attach_id;
 }
 
-/* Does the peer (whose sleeping word is `peer`) make a wake-up call that
-   reaches how we sleep? Its wait_mode says (a real-time peer makes none). */
+/* Does the peer's wake-up call reach how we sleep? Its wait_mode says (real-time: no call). */
 static int srng_peer_wakes_us(const shared_ring_side *s, srng_au32 *peer) {
     return (SRNG_LOAD(srng_beside(peer, SRNG_MODE_WORD), relaxed) &
             SRNG_WAKES(srng_wait_mode(s) & 0xFFu)) != 0u;
 }
 
-/* Is a sleeper's announcement (made, and fenced) certain to be seen by
-   the peer's next look, given the peer's fenceless_for? 0: it fences;
-   our attach id: it does not, and our membarrier fences it instead (not
-   worth an interrupt of its CPUs when the peer makes no wake-up call that
-   reaches us anyway: a real-time peer, whose wait_mode says so); another
-   id: it chose for a side before us (srng_unanswered). */
+/* Is a sleeper's announcement (made, and fenced) certain to be seen by the peer's next look, given
+   the peer's fenceless_for? 0: it fences; our attach id: it does not, and our membarrier fences
+   it instead (not worth interrupting its CPUs when no wake-up call of the peer reaches us anyway,
+   e.g. a real-time one); another id: it chose for a side before us (srng_unanswered). */
 static int srng_fenced_for(const shared_ring_side *s, srng_au32 *peer, uint64_t fenceless_for) {
     if (fenceless_for == 0u) return 1;
     if (fenceless_for != s->attach_id) return 0;
     return srng_peer_wakes_us(s, peer) && srng_process_barrier();
 }
 
-/* Announce in `word` that we are about to sleep, ordered before our next
-   look at the peer's position: a full fence for our side, membarrier for a
-   peer that publishes to us without one (`peer` is its sleeping word).
-   Returns 1 when a wake-up is promised; 0 when not: we only nap
-   (POLL_ONLY), the peer has yet to choose for us (srng_unanswered), or
-   the membarrier failed. */
+/* Announce in `word` that we are about to sleep, ordered before our next look at the peer's
+   position: a full fence for our side, membarrier for a peer that publishes to us without one
+   (`peer` is its sleeping word). Returns 1 when a wake-up is promised; 0 when not: we only nap
+   (POLL_ONLY), the peer has yet to choose for us (srng_unanswered), or the membarrier failed. */
 static int srng_announce_sleep(const shared_ring_side *s, srng_au32 *word, srng_au32 *peer) {
-    /* release: a peer that sees the 1 also sees what we stored before it
-       (the producer's wake position). */
+    /* release: a peer that sees the 1 also sees what we stored before (the producer's wake pos) */
     SRNG_STORE(word, 1u, release);
-    SRNG_FENCE();
+    SRNG_FENCE(); /* the announcement before our next look at the peer's position */
     if (s->poll_only) return 0; /* it naps: nobody promises it anything */
     return srng_fenced_for(s, peer, SRNG_LOAD(srng_fenceless_for(peer), acquire));
 }
 
-/* The end of a sleep or an arm: our word back to 0, or to SRNG_LOOK_AT_ME
-   while the peer has yet to choose for us, so that its next publish or
-   release still finds the word non-zero and chooses (an idle peer would
-   otherwise keep a choice made for someone else for good). */
+/* The end of a sleep or an arm: our word back to 0, or to SRNG_LOOK_AT_ME while the peer has yet
+   to choose for us, so that its next publish or release still finds the word non-zero and chooses
+   (an idle peer would otherwise keep a choice made for someone else for good). */
 static void srng_withdraw(const shared_ring_side *s, srng_au32 *word, srng_au32 *peer) {
     SRNG_STORE(word, srng_unanswered(s, peer) ? SRNG_LOOK_AT_ME : 0u, relaxed);
 }
 
-/* Adaptive spinning, after a wait that slept. If a spin twice as long
-   would have found what it waited for, the next wait spins twice as long
-   (up to spin_max): the peer or the machine pauses now and then for a
-   little longer than the spin. Any other sleep (a longer one, a timeout,
-   the end of the stream) halves it (down to spin_ns), so an idle side, or
-   a sparse stream with steady gaps, goes on sleeping after spin_ns. Waits
-   that spinning ends keep what was learned. */
+/* Adaptive spinning, after a wait that slept. If a spin twice as long would have found what it
+   waited for, the next wait spins twice as long (up to spin_max): the peer or the machine pauses
+   now and then a little longer than the spin. Any other sleep (longer, a timeout, the end of the
+   stream) halves it (down to spin_ns), so an idle side, or a sparse stream with steady gaps, goes
+   on sleeping after spin_ns. Waits that spinning ends keep what was learned. */
 static void srng_adapt_spin(shared_ring_side *s, int found, uint64_t waited_ns) {
     uint64_t now = s->spin_now;
     uint64_t next = found == 1 && waited_ns <= 2u * now ? 2u * now : now / 2u;
@@ -3354,27 +3075,25 @@ static void srng_adapt_spin(shared_ring_side *s, int found, uint64_t waited_ns) 
     s->spin_now = SRNG_CAST(uint32_t, next > s->spin_ns ? next : s->spin_ns);
 }
 
-/* The one waiting loop both sides use: spin for spin_ns with the pause
-   hint (time, not a count of pauses: a pause costs 10x more on some CPUs
-   than on others), then announce in `word` and sleep. The announce /
-   barrier / re-check order pairs with srng_wake_if_sleeping() on the other
-   side (Dekker's pattern: either we see its new position or it sees our
-   announcement), so no wake-up is lost. `word` is our sleeping word,
-   `peer` the peer's (its wait_mode and fenceless_for words follow it). */
-/* The end of a wait that found nothing: TIMEOUT, or PEER_GONE when the
-   peer is gone (and no new one came). */
+/* A wait that found nothing: TIMEOUT, or PEER_GONE when the peer is gone (and no new one came). */
 static int srng_timed_out(int peer_gone) {
     return peer_gone ? srng_refuse(SHARED_RING_PEER_GONE, srng_gone_text)
                      : srng_refuse(SHARED_RING_TIMEOUT, "the timeout passed first (no room, or no message)");
 }
 
-/* PEER_GONE, said (gone_told): later waits wait for a new peer, and the
-   peer's descriptor has served (the next shared_ring_*_peer_fd closes it). */
+/* PEER_GONE, said once (gone_told): later waits wait for a new peer (its attach wakes them) up to
+   their timeout, then say PEER_GONE again; the peer's descriptor has served (the next
+   shared_ring_*_peer_fd closes it). */
 static int srng_tell_gone(shared_ring_side *s) {
     s->gone_told = 1;
     return srng_refuse(SHARED_RING_PEER_GONE, srng_gone_text);
 }
 
+/* The one waiting loop both sides use: spin for spin_ns with the pause hint (time, not a count:
+   a pause costs 10x more on some CPUs), then announce in `word` and sleep. The announce / barrier
+   / re-check order pairs with srng_wake_if_sleeping() on the other side (Dekker's pattern: either
+   we see its new position or it sees our announcement), so no wake-up is lost. `word` is our
+   sleeping word, `peer` the peer's (its wait_mode and fenceless_for words follow it). */
 static int srng_block(shared_ring_side *s, srng_au32 *word, srng_au32 *peer, srng_ready_fn ready,
                       void *ctx, uint64_t timeout_ns) {
     srng_au32 *peer_mode = srng_beside(peer, SRNG_MODE_WORD);
@@ -3402,24 +3121,20 @@ static int srng_block(shared_ring_side *s, srng_au32 *word, srng_au32 *peer, srn
     for (;;) {
         uint64_t left = SHARED_RING_FOREVER;
         if (timeout_ns != SHARED_RING_FOREVER) {
-            /* Checked before sleeping, not only after: a thread preempted
-               in the spin phase may already be past its timeout, and
-               timeout - elapsed would then wrap to nearly forever. A clock
-               that goes backwards also ends the wait (elapsed wraps). */
+            /* Checked before sleeping too: a thread preempted in the spin may be past its timeout
+               (timeout - elapsed would wrap). A backward clock ends the wait (elapsed wraps). */
             if (elapsed >= timeout_ns) {
                 r = srng_timed_out(s->peer_gone != 0);
                 break;
             }
             left = timeout_ns - elapsed;
         }
-        /* The peer may have detached or (in another process) died: look
-           before sleeping, and sleep no longer than until the next look. */
+        /* The peer may have detached or (in another process) died: look before sleeping, and
+           sleep no longer than until the next look. */
         r = srng_watch_peer(s, start + elapsed);
         if (r < 0) break;
         if (s->peer_gone && !s->gone_told) {
-            /* The news, once: what it published before it left is still
-               delivered first. Later waits wait for a new peer (its attach
-               wakes them) up to their timeout, then say PEER_GONE again. */
+            /* The news, once (srng_tell_gone): what it published before it left comes first. */
             r = ready(ctx, 1);
             if (r == 0) r = srng_tell_gone(s);
             break;
@@ -3428,9 +3143,8 @@ static int srng_block(shared_ring_side *s, srng_au32 *word, srng_au32 *peer, srn
             uint64_t until_check = s->check_at - (start + elapsed);
             if (left > until_check) left = until_check;
         }
-        /* A safety net, not part of the protocol: no wake-up is expected
-           to be lost, but if one ever were, the wait goes on within
-           recheck_ns instead of never (and says so in late_wakes). */
+        /* A safety net, not part of the protocol: no wake-up is expected to be lost, but if one
+           ever were, the wait goes on within recheck_ns, not never (counted in late_wakes). */
         capped = s->recheck_ns != 0 && left > s->recheck_ns;
         if (capped) left = s->recheck_ns;
         r = srng_foreign(s); /* a sleep is a system call anyway */
@@ -3459,10 +3173,9 @@ static int srng_block(shared_ring_side *s, srng_au32 *word, srng_au32 *peer, srn
     return r;
 }
 
-/* Attach, adopt and detach wake a sleeping peer the way it sleeps, even
-   from a real-time side: they are not among its calls that make no
-   system call, and a peer that went to sleep trusting our predecessor's
-   wake-ups would otherwise sleep to its timeout. */
+/* Attach, adopt and detach wake a sleeping peer the way it sleeps, even from a real-time side:
+   they are not among its calls that make no system call, and a peer that went to sleep trusting
+   our predecessor's wake-ups would otherwise sleep to its timeout. */
 static void srng_wake_sleeper_now(shared_ring_side *s, srng_au32 *word) {
     uint32_t was = SRNG_LOAD(word, relaxed);
     if (!s->realtime) {
@@ -3477,10 +3190,9 @@ static void srng_wake_sleeper_now(shared_ring_side *s, srng_au32 *word) {
     }
 }
 
-/* At attach (the handle's magic set): say how we sleep and wake, choose
-   how we publish, leave SRNG_LOOK_AT_ME in our sleeping word so that the
-   peer chooses again for us, and wake a peer that went to sleep trusting
-   our predecessor's words (it re-reads ours when it wakes). */
+/* At attach (the handle's magic set): say how we sleep and wake, choose how we publish, leave
+   SRNG_LOOK_AT_ME in our sleeping word so that the peer chooses again for us, and wake a peer that
+   went to sleep trusting our predecessor's words (it re-reads ours when it wakes). */
 static void srng_announce_mode(shared_ring_side *s, unsigned own_sleep_off,
                                unsigned peer_sleep_off) {
     srng_au32 *own = srng_u32_at(s->region, own_sleep_off);
@@ -3492,8 +3204,7 @@ static void srng_announce_mode(shared_ring_side *s, unsigned own_sleep_off,
         SRNG_STORE(srng_u64_at(s->region, SRNG_OFF_PRODUCER_BELLS), srng_bell_table(), relaxed);
     else
         SRNG_STORE(srng_beside(own, SRNG_BELL_WORD), 0u, relaxed); /* a dead consumer's */
-    /* release: a side that reads our attach id also sees our pid and
-       namespace (srng_choose_barrier) and our wait mode (shared_ring_arm) */
+    /* release: whoever reads our attach id also sees our pid, namespace and wait mode */
     SRNG_STORE(srng_u64_at(s->region, own_id + SRNG_ID_ATTACH), s->attach_id, release);
     srng_choose_barrier(s);
     SRNG_STORE(own, SRNG_LOOK_AT_ME, release);
@@ -3503,9 +3214,8 @@ static void srng_announce_mode(shared_ring_side *s, unsigned own_sleep_off,
 
 /* ---- attach ------------------------------------------------------------ */
 
-/* The format-time header as attach read it: each word once, into locals,
-   so a peer that rewrites the header while we attach cannot make us use a
-   value other than the one we checked. */
+/* The format-time header as attach read it: each word once, into locals, so a peer that rewrites
+   the header while we attach cannot make us use a value other than the one we checked. */
 typedef struct srng_geometry {
     uint64_t capacity;
     uint32_t max_message;
@@ -3518,8 +3228,7 @@ static int srng_read_geometry(void *region, size_t region_size, srng_geometry *g
     uint32_t max, magic;
     int refused = srng_region_refusal(region, region_size);
     if (refused != SHARED_RING_OK) return refused;
-    /* acquire pairs with format's release of the magic: a formatted header
-       is seen whole. */
+    /* acquire pairs with format's release of the magic: a formatted header is seen whole. */
     magic = SRNG_LOAD(srng_u32_at(SRNG_CAST(unsigned char *, region), SRNG_OFF_MAGIC), acquire);
     SRNG_SCHED_POINT("load magic");
     if (magic != SHARED_RING_MAGIC) return srng_magic_refusal(magic);
@@ -3544,15 +3253,13 @@ static int srng_read_geometry(void *region, size_t region_size, srng_geometry *g
     return SHARED_RING_OK;
 }
 
-/* The positions as both sides must see them: read <= write <= read + cap,
-   both 8-aligned. */
+/* The positions as both sides must see them: read <= write <= read + cap, both 8-aligned. */
 static int srng_positions_ok(uint64_t read_pos, uint64_t write_pos, uint64_t cap) {
     return ((read_pos | write_pos) & 7u) == 0 && write_pos - read_pos <= cap;
 }
 
-/* The region's positions as a side finds them at attach: write_pos may lag
-   read_pos by a record or a corked batch (it is stored after the header
-   that publishes), so either may be ahead, by at most the capacity. */
+/* The positions as found at attach: write_pos may lag read_pos by a record or corked batch (it is
+   stored after the header that publishes), so either may be ahead, by at most the capacity. */
 static int srng_positions_near(uint64_t read_pos, uint64_t write_pos, uint64_t cap) {
     uint64_t gap = write_pos >= read_pos ? write_pos - read_pos : read_pos - write_pos;
     return ((read_pos | write_pos) & 7u) == 0 && gap <= cap;
@@ -3567,20 +3274,13 @@ static uint64_t srng_next_attach_id(unsigned char *region) {
     }
 }
 
-/* Validate the region and options, claim the side's identity block and
-   fill the common part of a handle. The header is read again after the
-   claim: a prepare that re-formatted the region before it must not leave
-   us with the old geometry. The handle's magic is set by the caller last,
-   so a failed attach leaves the handle unusable (and the caller gives the
-   claim back with srng_release_side). */
 /* An option's value: 0 is its default, SHARED_RING_OFF its zero. */
 static uint32_t srng_setting(uint32_t given, uint32_t default_value) {
     if (given == 0u) return default_value;
     return given == SHARED_RING_OFF ? 0u : given;
 }
 
-/* The options as the handle uses them: NULL and every zero field are the
-   defaults, SHARED_RING_OFF is 0. */
+/* The options as the handle uses them: NULL and zero fields are defaults, SHARED_RING_OFF is 0. */
 static shared_ring_options srng_resolve_options(const shared_ring_options *given) {
     shared_ring_options o = SHARED_RING_OPTIONS_INIT;
     if (given == SRNG_NULL) return o;
@@ -3594,6 +3294,9 @@ static shared_ring_options srng_resolve_options(const shared_ring_options *given
     return o;
 }
 
+/* Validate the region and options, claim the side's identity block and fill the common part of a
+   handle. The caller sets the handle's magic last, so a failed attach leaves the handle unusable
+   (and the caller gives the claim back with srng_release_side). */
 static int srng_attach_side(shared_ring_side *s, void *region, size_t region_size,
                             const shared_ring_options *opt, unsigned id_off) {
     unsigned char *r8 = SRNG_CAST(unsigned char *, region);
@@ -3619,9 +3322,8 @@ static int srng_attach_side(shared_ring_side *s, void *region, size_t region_siz
     r = srng_open_own(opt->region_fd, &s->lock_fd);
     if (r != SHARED_RING_OK) return r;
     r = srng_claim(r8, id_off, opt->flags, s->lock_fd, &s->owner);
-    /* Our claim holds the side: no prepare can format the region now, so
-       the header read from here on is the one we attach to (a prepare may
-       have formatted it anew before the claim). */
+    /* Read again: a prepare may have formatted the region anew before our claim; none can now, so
+       this header is the one we attach to. */
     if (r == SHARED_RING_OK) r = srng_read_geometry(region, region_size, &g);
     if (r == SHARED_RING_OK) r = srng_file_holds(s->lock_fd, r8);
     if (r != SHARED_RING_OK) {
@@ -3653,20 +3355,18 @@ static int srng_attach_side(shared_ring_side *s, void *region, size_t region_siz
     return SHARED_RING_OK;
 }
 
-/* An attach's last step, given what its own checks of the region found
-   (`checked`): ATTACHED if they passed, else the claim given back. The
-   caller's handle is not touched either way until the attach succeeded:
-   a second attach on an attached handle leaves it working (and a handle
-   is never read before it is written: it may be uninitialized). */
+/* An attach's last step, given what its own checks of the region found (`checked`): ATTACHED if
+   they passed, else the claim given back. The caller's handle is untouched until the attach
+   succeeded: a second attach on an attached handle leaves it working (and a handle is never read
+   before it is written: it may be uninitialized). */
 static int srng_conclude_attach(shared_ring_side *s, unsigned id_off, int checked) {
     int r = checked == SHARED_RING_OK ? srng_attached(s, id_off) : checked;
     if (r != SHARED_RING_OK) srng_release_side(s, s->region, id_off);
     return r;
 }
 
-/* Why a call on a handle of the side `magic` may not go ahead: not that
-   side's attached handle, inside one of its callbacks, or broken. (Both
-   handles have one size, so reading a wrong-side handle stays in bounds.) */
+/* Why a call on a handle of side `magic` may not go ahead: not that side's attached handle, inside
+   one of its callbacks, or broken. (Handles share one size: a wrong-side read stays in bounds.) */
 SRNG_COLD int srng_refusal(const shared_ring_side *s, uint32_t magic) {
     if (s == SRNG_NULL)
         return srng_refuse(SHARED_RING_ERR_HANDLE, "the handle is NULL");
@@ -3697,14 +3397,9 @@ SRNG_INLINE int srng_is_consumer(const shared_ring_consumer *c) {
 
 /* ---- record headers in the data area ------------------------------------- */
 
-SRNG_INLINE srng_au64 *srng_slot(const shared_ring_side *s, uint64_t pos) {
-    return SRNG_PUN(srng_au64 *, s->data + (pos & s->mask));
-}
-
-/* The record published at `pos`: its size in bytes, with its payload
-   length in *len (SRNG_PAD_LEN for padding, which runs to the end of the
-   data area); 0 when nothing is published there yet; SRNG_REC_BAD when the
-   header is impossible. The header word is loaded once (acquire: it was
+/* The record published at `pos`: its size in bytes, with its payload length in *len (SRNG_PAD_LEN
+   for padding, which runs to the end of the data area); 0 when nothing is published there yet;
+   SRNG_REC_BAD when the header is impossible. The header word is loaded once (acquire: it was
    stored after the payload) and only that copy is checked and used. */
 SRNG_INLINE uint64_t srng_record_at(const shared_ring_side *s, uint64_t pos, uint32_t *len) {
     uint64_t off = pos & s->mask, room = s->capacity - off, rec;
@@ -3717,8 +3412,7 @@ SRNG_INLINE uint64_t srng_record_at(const shared_ring_side *s, uint64_t pos, uin
         rec = srng_record_size(n);
         return rec <= room ? rec : SRNG_REC_BAD;
     }
-    /* Only padding and fillers may be longer. A legitimate producer never
-       pads from offset 0 (the record would fit there). */
+    /* Only padding and fillers may be longer; no producer pads from offset 0 (the record fits). */
     if (n == SRNG_PAD_LEN) return off != 0 ? room : SRNG_REC_BAD;
     /* A filler's record follows it in the same lap. */
     return SRNG_IS_FILL(n) && SRNG_FILL_SIZE(n) < room ? SRNG_FILL_SIZE(n) : SRNG_REC_BAD;
@@ -3728,12 +3422,9 @@ static uint64_t srng_free_bytes(const shared_ring_producer *p) {
     return p->s.capacity - (p->write_pos - p->read_cache);
 }
 
-/* Recompute fast_left after anything that moved write_pos across a lap,
-   read_cache, or the FULL latch: the room before both the lap's end and
-   the known free space's (less the 8 bytes kept for the end mark). A
-   length, not a position, so that no comparison of two positions can go
-   wrong where a region started them near 2^64 and they wrap; each write
-   takes its record off it. */
+/* Recompute fast_left after anything that moved write_pos across a lap, read_cache, or the FULL
+   latch: room before both the lap's end and the known free space's end (less the 8 bytes kept for
+   the end mark). A length, not a position (see srng_deliver); each write takes its record off. */
 static void srng_update_fast_left(shared_ring_producer *p) {
     uint64_t to_lap_end = p->s.capacity - (p->write_pos & p->s.mask);
     uint64_t free = srng_free_bytes(p);
@@ -3741,15 +3432,13 @@ static void srng_update_fast_left(shared_ring_producer *p) {
     p->fast_left = p->full_latched ? 0u : room;
 }
 
-/* Keep `direct` in step with what it summarizes; called after every change
-   of cork_depth or published, so srng_finish tests one word per message. */
+/* Called after every change of cork_depth or published: srng_finish tests one word per message. */
 static void srng_update_direct(shared_ring_producer *p) {
     p->direct = p->s.fenceless && p->cork_depth == 0 && p->published == p->write_pos;
 }
 
-/* While `direct` is 1 everything written is published, and srng_finish
-   saves a store per message by not copying write_pos to `published`:
-   read it through srng_published(), and leave direct with srng_end_direct(). */
+/* While `direct` is 1 all written is published and srng_finish saves a store per message by not
+   copying write_pos to `published`: read it via srng_published(), leave via srng_end_direct(). */
 static uint64_t srng_published(const shared_ring_producer *p) {
     return p->direct ? p->write_pos : p->published;
 }
@@ -3758,8 +3447,7 @@ static void srng_end_direct(shared_ring_producer *p) {
     p->direct = 0;
 }
 
-/* Keep `open` in step with the state it summarizes; called after every
-   change of claim_open, closed or broken. */
+/* Called after every change of claim_open, closed or broken. */
 static void srng_update_open(shared_ring_producer *p) {
     uint32_t claimed = p->claim_skip == 0 ? SRNG_CLAIM_OPEN : 0u; /* aligned: not inline */
     p->s.open = (p->s.broken | p->closed) != 0 ? 0u
@@ -3769,8 +3457,8 @@ static void srng_update_open(shared_ring_producer *p) {
 
 /* ---- setup -------------------------------------------------------------- */
 
-/* `capacity` rounded up to a supported power of two, or 0 if none is that
-   large. (size_t: on 32-bit, doubling 2^31 gives 0, which is refused.) */
+/* `capacity` rounded up to a supported power of two, or 0 if none is that large. (size_t: on
+   32-bit, doubling 2^31 gives 0, which is refused.) */
 static size_t srng_round_capacity(size_t capacity) {
     size_t cap = SRNG_MIN_CAPACITY;
     while (cap < capacity && srng_capacity_ok(cap)) cap <<= 1;
@@ -3802,8 +3490,7 @@ SHARED_RING_API size_t shared_ring_region_size(size_t capacity, size_t max_messa
     return cap + SHARED_RING_HEADER_SIZE;
 }
 
-/* The largest supported capacity whose region fits in region_size, or 0.
-   (On 32-bit, doubling 2^31 gives 0, which is not a capacity: the loop ends.) */
+/* The largest supported capacity whose region fits region_size, or 0 (see srng_round_capacity). */
 static size_t srng_capacity_fitting(size_t region_size) {
     size_t cap = 0, next = SRNG_MIN_CAPACITY;
     while (srng_capacity_ok(next) && region_size >= SHARED_RING_HEADER_SIZE &&
@@ -3827,8 +3514,8 @@ static int srng_format_args(void *region, size_t region_size, size_t *capacity,
     if (*capacity == 0)
         return srng_explain(SHARED_RING_ERR_SIZE, "region_size %u holds no ring: the smallest needs %u",
                             region_size, SHARED_RING_HEADER_SIZE + SRNG_MIN_CAPACITY, 0);
-    /* max_message first: region_size may be the 0 that region_size() gave
-       for these very arguments, and the message size is then the cause */
+    /* max_message first: region_size may be the 0 that region_size() gave for these very
+       arguments, and the message size is then the cause */
     if (*max_message == 0) *max_message = srng_max_message_for(*capacity);
     if (*max_message > srng_max_message_for(*capacity))
         return srng_explain(SHARED_RING_ERR_ARG,
@@ -3843,8 +3530,7 @@ static int srng_format_args(void *region, size_t region_size, size_t *capacity,
     return SHARED_RING_OK;
 }
 
-/* A fresh ring id: random enough to tell two formats of one region apart
-   (clock, address, pid, a counter, mixed), never 0. */
+/* A fresh ring id: random enough to tell two formats of one region apart, never 0. */
 static uint64_t srng_new_ring_id(const void *region) {
     static srng_au64 counter;
     uint64_t n = SRNG_LOAD(&counter, relaxed) + 1u, x;
@@ -3858,18 +3544,16 @@ static uint64_t srng_new_ring_id(const void *region) {
     return x != 0 ? x : 1u;
 }
 
-/* Clear a side's block [id_off, end) but its owner word and the identity
-   slot beside it: the preparer that formats holds the word (format clears
-   it, prepare gives it back at the end), and a judge places its pid by
-   that slot. */
+/* Clear a side's block [id_off, end) but its owner word and the identity slot beside it: the
+   preparer that formats holds the word (format clears it, prepare gives it back at the end), and
+   a judge places its pid by that slot. */
 static void srng_clear_side(unsigned char *r, unsigned id_off, unsigned end) {
     SRNG_STORE(srng_u64_at(r, id_off + SRNG_ID_ATTACH), 0u, relaxed);
     memset(r + id_off + SRNG_ID_END, 0, end - id_off - SRNG_ID_END);
 }
 
 static void srng_write_header(unsigned char *r, size_t capacity, size_t max_message) {
-    /* Clear the magic first (an attach in progress sees "not formatted"),
-       and keep that store ahead of the others. */
+    /* Magic cleared first, fenced ahead of the rest: an attach in progress sees "not formatted" */
     SRNG_STORE(srng_u32_at(r, SRNG_OFF_MAGIC), 0u, relaxed);
     SRNG_FENCE();
     SRNG_SCHED_POINT("format: magic cleared");
@@ -3883,8 +3567,7 @@ static void srng_write_header(unsigned char *r, size_t capacity, size_t max_mess
     SRNG_STORE(srng_u64_at(r, SRNG_OFF_RING_ID), srng_new_ring_id(r), relaxed);
     /* Position 0 holds no record yet: its header word is 0 (never a tag). */
     SRNG_STORE(srng_u64_at(r, SHARED_RING_HEADER_SIZE), 0u, relaxed);
-    /* The magic goes last, with release order, so a peer that sees it also
-       sees the rest of the header. */
+    /* The magic last, with release: a peer that sees it also sees the rest of the header. */
     SRNG_STORE(srng_u32_at(r, SRNG_OFF_MAGIC), SHARED_RING_MAGIC, release);
     SRNG_SCHED_POINT("format: magic stored");
 }
@@ -3901,15 +3584,11 @@ SHARED_RING_API int shared_ring_format(void *region, size_t region_size, size_t 
 }
 
 #ifdef SRNG_HAVE_IDENTITY
-/* Does the region hold a stream a consumer has yet to read to its end: a
-   record at read_pos that no consumer released, or a close that no
-   consumer has read? prepare keeps such a ring: it never drops what was
-   published. The record is looked for first, whatever close_seen says: a
-   consumer sets close_seen when a peek reaches the close, which may be
-   messages past read_pos, and a consumer that dies before it releases them
-   leaves them owed to the next one (at-least-once). A ring with impossible
-   positions, or one its consumer found corrupt, holds nothing that can be
-   read. */
+/* Does the region hold a stream not yet read to its end: an unreleased record at read_pos, or an
+   unread close? prepare keeps such a ring: it never drops what was published. The record is looked
+   for first, whatever close_seen says: a peek sets it on reaching the close, which may lie
+   messages past read_pos, and a consumer that dies before releasing them owes them to the next one
+   (at-least-once). Impossible positions, or a corrupt flag, leave nothing that can be read. */
 static int srng_holds_stream(unsigned char *r, size_t region_size) {
     shared_ring_side s;
     srng_geometry g;
@@ -3933,12 +3612,10 @@ static int srng_holds_stream(unsigned char *r, size_t region_size) {
            SRNG_LOAD(srng_u32_at(r, SRNG_OFF_CLOSE_SEEN), relaxed) == 0u; /* an unread close */
 }
 
-/* prepare's hold on one side: its lock through our description `own`
-   (when there is one), then its word, *mark (FORMATTING, LOCKED once the
-   lock is ours): from FREE or a holder gone for certain, as srng_claim.
-   Returns OK, 1 (a live side is attached), ERR_BUSY (a live prepare or
-   attach holds it, or is taking it: try again) or ERR_ARG (region_fd is
-   not this region's file). */
+/* prepare's hold on one side: its lock through our description `own` (when there is one), then
+   its word, *mark (FORMATTING, LOCKED once the lock is ours): from FREE or a holder gone for
+   certain, as srng_claim. Returns OK, 1 (a live side is attached), ERR_BUSY (a live prepare or
+   attach holds or is taking it: try again) or ERR_ARG (region_fd is not this region's file). */
 static int srng_hold_side(unsigned char *r, unsigned id_off, uint64_t *mark, int judge, int own) {
     uint64_t live = 0;
     int taken, locked = srng_lock_byte(own, id_off); /* prepare's */
@@ -3947,17 +3624,14 @@ static int srng_hold_side(unsigned char *r, unsigned id_off, uint64_t *mark, int
     if (taken < 0)
         return srng_refuse(SHARED_RING_ERR_ARG, "region_fd is not the file this ring is mapped from");
     if (taken > 0) return SHARED_RING_OK;
-    /* An attach or a prepare in progress ends in a moment: attached (the
-       ring is kept) or gone (we try again). */
+    /* An attach or prepare in progress ends soon: attached (ring kept) or gone (we try again). */
     return srng_is_attached(live) ? 1 : SHARED_RING_ERR_BUSY;
 }
 
-/* prepare's hold on the region: both owner words FORMATTING with our word
-   (each LOCKED when `own` took its lock), taken in one order (producer, then
-   consumer). Returns OK (both held), 1 (a live side attached), or
-   ERR_BUSY (try again); on any refusal the word already taken is given
-   back, and since a FORMATTING word is never a peer, no reader sees it
-   come and go. */
+/* prepare's hold on the region: both owner words FORMATTING with our word (each LOCKED when `own`
+   took its lock), taken in one order (producer, then consumer). Returns OK (both held), 1 (a live
+   side attached), or ERR_BUSY (try again); on any refusal the word already taken is given back,
+   and since a FORMATTING word is never a peer, no reader sees it come and go. */
 static int srng_hold_for_format(unsigned char *r, int own) {
     uint32_t magic = SRNG_LOAD(srng_u32_at(r, SRNG_OFF_MAGIC), acquire);
     /* owner words of a region that holds no ring of this layout mean nothing */
@@ -3972,15 +3646,13 @@ static int srng_hold_for_format(unsigned char *r, int own) {
     return res;
 }
 
-/* Format unless in use, holding both sides (identities supported). The
-   locks go with our description, closed between tries (a failed try must
-   not keep a byte another prepare waits for) and at the end, after the
-   words are given back. */
+/* Format unless in use, holding both sides (identities supported). The locks go with our
+   description, closed between tries (a failed try must not keep a byte another prepare waits for)
+   and at the end, after the words are given back. */
 static int srng_prepare_held(unsigned char *r, size_t region_size, size_t capacity,
                              size_t max_message, int region_fd) {
     int own, tries, res;
-    /* Another prepare or an attach holds a side for microseconds: wait for
-       it (1 ms naps, at most a second), then judge the region again. */
+    /* Another prepare or an attach holds a side for microseconds: wait, then judge again. */
     for (tries = 0;; tries++) {
         res = srng_open_own(region_fd, &own);
         if (res != SHARED_RING_OK) return res;
@@ -4030,11 +3702,9 @@ SHARED_RING_API shared_ring_options shared_ring_default_options(void) {
     return o;
 }
 
-/* A restarted producer continues after the last published record. The
-   region's write_pos is stored just after a record's header, so a producer
-   that died in between leaves it one record (or corked batch) behind: walk
-   the published records from there, at most one capacity. Returns the end,
-   or SRNG_REC_BAD if what we find is impossible. */
+/* A restarted producer continues after the last published record. write_pos is stored after a
+   record's header, so a producer that died between leaves it a record (or corked batch) behind:
+   walk the records from there, at most one capacity. Returns the end, or SRNG_REC_BAD. */
 static uint64_t srng_find_end(const shared_ring_side *s, uint64_t write_pos, uint64_t read_pos) {
     uint64_t pos = write_pos, rec;
     uint32_t len;
@@ -4045,7 +3715,7 @@ static uint64_t srng_find_end(const shared_ring_side *s, uint64_t write_pos, uin
         if (rec == SRNG_REC_BAD || rec > write_pos + s->capacity - pos) return SRNG_REC_BAD;
         pos += rec;
     }
-    /* A producer always leaves the 8 bytes after its last record free. */
+    /* the 8 bytes after the last record stay free (see srng_begin_slow) */
     return srng_positions_ok(read_pos, pos, s->capacity - SRNG_REC_HEADER) ? pos : SRNG_REC_BAD;
 }
 
@@ -4087,8 +3757,7 @@ SHARED_RING_API int shared_ring_attach_producer(shared_ring_producer *p, void *r
 enum {
     SRNG_TRAIL_BYTES = 65536,
     SRNG_TRAIL_MIN = 16,
-    SRNG_SLOW_HOLDS = 2, /* paced hold-offs (no faster one between) that end
-                            trailing */
+    SRNG_SLOW_HOLDS = 2, /* paced hold-offs (no faster one between) that end trailing */
     SRNG_TRIAL_FIRST = 16,
     SRNG_TRIAL_LAST = 4096,
     SRNG_HOLD_PAUSES = 4,      /* pauses between looks at the clock */
@@ -4125,8 +3794,7 @@ SHARED_RING_API int shared_ring_attach_consumer(shared_ring_consumer *c, void *r
     return SHARED_RING_OK;
 }
 
-/* Attach one side, retrying every millisecond while the region is not
-   formatted yet. */
+/* Attach one side, retrying every millisecond while the region is not formatted yet. */
 static int srng_attach_wait(shared_ring_producer *p, shared_ring_consumer *c, void *region,
                             size_t region_size, const shared_ring_options *opt,
                             uint64_t timeout_ns) {
@@ -4159,10 +3827,8 @@ SHARED_RING_API int shared_ring_attach_consumer_wait(shared_ring_consumer *c, vo
 
 /* ---- producer ------------------------------------------------------------ */
 
-/* The refusal stays out of line, behind a test of the usual case: a
-   function that always calls a cold one is compiled cold itself (for
-   size, with the slower fence), and commit, abort, cork, uncork and flush
-   are common paths. */
+/* Refusal out of line, behind a test of the usual case: a function that always calls a cold one is
+   compiled cold (for size, slower fence), and commit, abort, cork, uncork, flush are common. */
 SRNG_INLINE int srng_producer_ok(const shared_ring_producer *p) {
     if (SRNG_LIKELY(p != SRNG_NULL) && SRNG_LIKELY(p->s.magic == SRNG_PRODUCER_MAGIC) &&
         SRNG_LIKELY((p->s.busy | p->s.broken) == 0))
@@ -4170,9 +3836,8 @@ SRNG_INLINE int srng_producer_ok(const shared_ring_producer *p) {
     return srng_refusal(p != SRNG_NULL ? &p->s : SRNG_NULL, SRNG_PRODUCER_MAGIC);
 }
 
-/* Tell the consumer how far we published (it reads this only when it finds
-   no record: to tell "empty" from "corrupt", and for inspection) and wake
-   it if it sleeps. */
+/* Tell the consumer how far we published (it reads this only when it finds no record: to tell
+   "empty" from "corrupt", and for inspection) and wake it if it sleeps. */
 SRNG_INLINE void srng_announce_end(shared_ring_producer *p) {
     unsigned char *region = p->s.region;
     SRNG_STORE(srng_u64_at(region, SRNG_OFF_WRITE_POS), p->published, release);
@@ -4180,9 +3845,8 @@ SRNG_INLINE void srng_announce_end(shared_ring_producer *p) {
     srng_wake_if_sleeping(&p->s, srng_u32_at(region, SRNG_OFF_CONSUMER_SLEEPING));
 }
 
-/* Make everything written visible: the held-back header of the first
-   unpublished record goes out last, with release order, and with it every
-   record behind it. */
+/* Make everything written visible: the held-back header of the first unpublished record goes out
+   last, with release, and with it every record behind it. */
 SRNG_INLINE void srng_publish(shared_ring_producer *p) {
     if (srng_published(p) == p->write_pos) return;
     SRNG_STORE(srng_slot(&p->s, p->published), p->pending, release);
@@ -4191,8 +3855,7 @@ SRNG_INLINE void srng_publish(shared_ring_producer *p) {
     srng_announce_end(p);
 }
 
-/* Re-read read_pos from the region. The consumer may be hostile: a value
-   outside [published - cap, published] is corruption. */
+/* The consumer may be hostile: a read_pos outside [published - cap, published] is corruption. */
 static int srng_refresh_read(shared_ring_producer *p) {
     uint64_t rd = SRNG_LOAD(srng_u64_at(p->s.region, SRNG_OFF_READ_POS), acquire);
     /* The consumer's corrupt flag shares read_pos's cache line: free to check. */
@@ -4223,15 +3886,12 @@ static int srng_space_ready(void *ctx, int thorough) {
     return srng_free_bytes(w->p) >= w->want;
 }
 
-/* Make `need` bytes free (record, plus padding at the wrap), honouring the
-   hysteresis. */
+/* Make `need` bytes free (record, plus padding at the wrap), honouring the hysteresis. */
 static int srng_reserve(shared_ring_producer *p, uint64_t need, uint64_t timeout_ns) {
     srng_space_wait w;
-    /* Every slow path re-reads read_pos and the corrupt flag beside it:
-       that is at least once per lap (fast_left never reaches past the end
-       of the data area), so the producer notices a consumer's ERR_CORRUPT within
-       one capacity of writes without touching its line per message; and
-       the ring id, for a format under it. */
+    /* Every slow path checks the ring id (a format under us), read_pos and the corrupt flag
+       beside it: at least once per lap (fast_left stops at the data area's end), so a consumer's
+       ERR_CORRUPT is seen within a capacity of writes without reading its line per message. */
     int r = srng_same_ring(&p->s);
     if (r == SHARED_RING_OK) r = srng_refresh_read(p);
     if (r != SHARED_RING_OK) return r;
@@ -4245,12 +3905,11 @@ static int srng_reserve(shared_ring_producer *p, uint64_t need, uint64_t timeout
         p->full_latched = 0;
         return SHARED_RING_OK;
     }
-    /* Waiting or not: let the consumer drain what a cork holds back, or a
-       producer that retries a write with timeout 0 while corked would never progress. */
+    /* Waiting or not, let the consumer drain what a cork holds back: else a producer retrying a
+       write with timeout 0 while corked would never progress. */
     srng_publish(p);
     if (timeout_ns == 0) {
-        /* the consumer left (its owner word says so, or a peer fd fired):
-           said after a look at what it released before it went */
+        /* consumer left (owner word, or a peer fd fired): said after a look at what it released */
         if (srng_peer_left(&p->s)) {
             r = srng_space_ready(&w, 1);
             if (r == 1) {
@@ -4273,8 +3932,7 @@ static int srng_reserve(shared_ring_producer *p, uint64_t need, uint64_t timeout
     return r;
 }
 
-/* Why a producer call may not write now: unattached handle, corrupt ring,
-   open claim or closed stream. One test covers all on the fast path. */
+/* Why a producer call may not write: unattached, corrupt, claim open or closed (one fast test). */
 static int srng_write_gate(const shared_ring_producer *p) {
     int r;
     if (SRNG_LIKELY(p != SRNG_NULL) && SRNG_LIKELY(p->s.open == SRNG_PRODUCER_MAGIC))
@@ -4286,11 +3944,9 @@ static int srng_write_gate(const shared_ring_producer *p) {
     return srng_refuse(SHARED_RING_CLOSED, "this producer closed the stream: nothing more goes in");
 }
 
-/* Append the header of a `rec`-byte record at write_pos. The word after it
-   is zeroed first: that is where the consumer will look next, and it must
-   not find bytes left there by an earlier lap. The header of the first
-   unpublished record is held back in `pending` (srng_publish stores it);
-   the others can go straight in, since the consumer cannot pass that one. */
+/* Append a `rec`-byte record's header at write_pos, first zeroing the word after it: the consumer
+   looks there next and must not find an earlier lap's bytes. The first unpublished header waits in
+   `pending` (srng_publish stores it); later ones go straight in: the consumer cannot pass it. */
 SRNG_INLINE void srng_append(shared_ring_producer *p, uint32_t len, uint64_t rec) {
     uint64_t pos = p->write_pos, hdr = srng_header(pos, len);
     srng_end_direct(p); /* `pending` is held back now */
@@ -4308,8 +3964,7 @@ static int srng_begin_slow(shared_ring_producer *p, uint64_t rec, uint64_t timeo
                            unsigned char **dst) {
     uint64_t off = p->write_pos & p->s.mask;
     uint64_t tail = p->s.capacity - off;
-    /* The ring always keeps the 8 bytes after the last record free, for the
-       zero word that tells the consumer "nothing here yet". */
+    /* The 8 bytes after the last record stay free, for the zero word: "nothing here yet". */
     int r = srng_reserve(p, (rec <= tail ? rec : tail + rec) + SRNG_REC_HEADER, timeout_ns);
     if (r == SHARED_RING_OK && rec > tail) {
         /* Records never wrap: pad out the tail and start at offset 0. */
@@ -4322,9 +3977,8 @@ static int srng_begin_slow(shared_ring_producer *p, uint64_t rec, uint64_t timeo
     return SHARED_RING_OK;
 }
 
-/* Reserve a record for up to `len` payload bytes, and `extra` bytes more
-   (an aligned claim's filler); *dst is the payload if no filler comes
-   first. The caller has passed srng_write_gate(). */
+/* Reserve a record for up to `len` payload bytes plus `extra` (an aligned claim's filler); *dst is
+   the payload if no filler comes first. The caller has passed srng_write_gate(). */
 SRNG_INLINE int srng_begin(shared_ring_producer *p, size_t len, size_t extra, uint64_t timeout_ns,
                            unsigned char **dst) {
     uint64_t rec;
@@ -4339,50 +3993,22 @@ SRNG_INLINE int srng_begin(shared_ring_producer *p, size_t len, size_t extra, ui
     return srng_begin_slow(p, rec, timeout_ns, dst);
 }
 
-/* Finish the record begun at write_pos + skip as a `len`-byte message
-   (after a filler of `skip` bytes at write_pos: an aligned claim's),
-   count it, and publish unless corked (a corked batch that grew past
-   cork_limit is published too: holding more back only keeps the consumer
-   idle). */
+/* Finish the record begun at write_pos + skip (after an aligned claim's `skip`-byte filler) as a
+   `len`-byte message, count it, and publish unless corked (a corked batch past cork_limit is
+   published too: holding more back only keeps the consumer idle). */
 SRNG_INLINE void srng_finish(shared_ring_producer *p, unsigned char *payload, size_t len,
                              uint32_t skip) {
-    uint64_t pos = p->write_pos;
-    p->s.stats.messages++;
-    p->s.stats.bytes += len;
-    if (len > p->s.stats.largest) p->s.stats.largest = len;
-    if (SRNG_LIKELY(p->direct)) {
-        /* Nothing held back, no fence: the header goes straight out. This
-           is srng_append + srng_publish without the detour through
-           `pending`, behind one flag instead of three tests. */
-        uint64_t rec = srng_record_size(len) + skip, next = pos + rec;
-        /* the region's header, from `data` (loaded anyway), not reloaded
-           from the handle: the stores below may alias it */
-        unsigned char *region = p->s.data - SHARED_RING_HEADER_SIZE;
-        uint64_t header = srng_header(pos + skip, SRNG_CAST(uint32_t, len));
-        SRNG_STORE(srng_slot(&p->s, next), 0u, relaxed);
-        if (skip != 0) {
-            /* the record first, the filler before it last: a consumer that
-               sees the filler (acquire) sees the record too */
-            SRNG_STORE(SRNG_PUN(srng_au64 *, payload - SRNG_REC_HEADER), header, relaxed);
-            SRNG_STORE(srng_slot(&p->s, pos), srng_header(pos, SRNG_FILL_LEN(skip)), release);
-        } else {
-            SRNG_STORE(SRNG_PUN(srng_au64 *, payload - SRNG_REC_HEADER), header, release);
-        }
-        p->write_pos = next; /* and, implicitly, published */
-        p->fast_left -= rec; /* srng_begin found it this long at least */
-        SRNG_STORE(srng_u64_at(region, SRNG_OFF_WRITE_POS), next, release);
-        SRNG_SCHED_POINT("publish");
-        SRNG_COMPILER_BARRIER(); /* fenceless: the sleeper's membarrier fences */
-        srng_wake_sleeper(&p->s, srng_u32_at(region, SRNG_OFF_CONSUMER_SLEEPING));
+    if (SRNG_LIKELY(p->direct)) { /* nothing held back, no fence: one flag, not three tests */
+        srng_publish_direct(p, p->write_pos, payload, len, skip, 0);
         return;
     }
+    srng_count_message(&p->s.stats, len);
     if (skip != 0) srng_append(p, SRNG_FILL_LEN(skip), skip); /* never out alone */
     srng_append(p, SRNG_CAST(uint32_t, len), srng_record_size(len));
     if (p->cork_depth == 0 || p->write_pos - p->published >= p->cork_limit) srng_publish(p);
 }
 
-/* claim and claim_aligned: the record begins at a filler of `skip` bytes
-   (written at commit) that puts the payload at `align`. */
+/* claim and claim_aligned: a `skip`-byte filler (written at commit) puts payload at `align`. */
 SRNG_INLINE int srng_claim_record(shared_ring_producer *p, size_t len, size_t align, void **out,
                                   uint64_t timeout_ns) {
     unsigned char *dst;
@@ -4399,18 +4025,15 @@ SRNG_INLINE int srng_claim_record(shared_ring_producer *p, size_t len, size_t al
                             "the region is not %u-byte aligned in this process (its data area "
                             "starts at an address that is %u mod %u)",
                             align, SRNG_PUN(uintptr_t, p->s.data) & (align - 1u), align);
-    /* The record and the largest filler it may need must fit in half the
-       ring, as the longest message does: else, reserved after the lap's
-       tail, they could need more than the whole capacity (FULL for
-       ever). */
+    /* Record plus largest filler must fit in half the ring, like the longest message: else,
+       reserved after the lap's tail, they could need more than the capacity (FULL for ever). */
     if (len <= p->s.max_message &&
         srng_record_size(len) + align - SRNG_REC_HEADER > p->s.capacity / 2u)
         return srng_explain(SHARED_RING_ERR_TOO_BIG,
                             "a %u-byte claim aligned to %u needs room for its filler too: at most "
                             "capacity/2 - align (capacity %u)",
                             len, align, p->s.capacity);
-    /* Room for the record and the largest filler it may need wherever it
-       lands (the lap may end first: then it starts at offset 0). */
+    /* Room for record and largest filler wherever it lands (at offset 0 if the lap ends first) */
     r = srng_begin(p, len, align - SRNG_REC_HEADER, timeout_ns, &dst);
     if (r != SHARED_RING_OK) return r;
     skip = (align - (SRNG_PUN(uintptr_t, dst) & (align - 1u))) & (align - 1u);
@@ -4507,8 +4130,7 @@ SHARED_RING_API int shared_ring_write_str(shared_ring_producer *p, const char *s
     int r = srng_write_gate(p);
     if (r != SHARED_RING_OK) return r;
     if (str == SRNG_NULL) return srng_refuse(SHARED_RING_ERR_ARG, "str is NULL");
-    /* memchr stops at the first NUL (C11 7.24.5.1), so the bound never makes
-       us read past the string; it only caps the scan of an unterminated one. */
+    /* memchr stops at the first NUL (C11 7.24.5.1): the bound only caps an unterminated scan. */
     end = SRNG_CAST(const char *, memchr(str, 0, p->s.max_message + 1u));
     if (end == SRNG_NULL)
         return srng_explain(SHARED_RING_ERR_TOO_BIG,
@@ -4539,8 +4161,7 @@ SHARED_RING_API int shared_ring_uncork(shared_ring_producer *p) {
     return SHARED_RING_OK;
 }
 
-/* flush and close look at the consumer's corrupt flag at once (they are
-   not per-message calls, so the read of the consumer's line is affordable). */
+/* flush and close check the corrupt flag at once: not per-message, so reading its line is fine. */
 static int srng_check_corrupt_flag(shared_ring_producer *p) {
     if (SRNG_LOAD(srng_u32_at(p->s.region, SRNG_OFF_CORRUPT), relaxed) == 0u) return SHARED_RING_OK;
     p->s.broken = 1;
@@ -4582,8 +4203,7 @@ SRNG_INLINE int srng_consumer_ok(const shared_ring_consumer *c) {
 static int srng_corrupt(shared_ring_consumer *c) {
     c->s.broken = 1;
     c->s.open = 0;
-    /* Tell the producer too (this word is in the consumer's own block), and
-       wake it if it sleeps: it re-checks the flag when it wakes. */
+    /* Tell the producer (the word is in our own block) and wake it: it re-checks on waking. */
     SRNG_STORE(srng_u32_at(c->s.region, SRNG_OFF_CORRUPT), 1u, relaxed);
     SRNG_FENCE();
     srng_wake_sleeper(&c->s, srng_u32_at(c->s.region, SRNG_OFF_PRODUCER_SLEEPING));
@@ -4593,20 +4213,16 @@ static int srng_corrupt(shared_ring_consumer *c) {
                         c->peek_pos, c->read_pos, 0);
 }
 
-/* Is a message at peek_pos? Steps over published padding. 1 = yes, 0 = not
-   yet, or ERR_CORRUPT. The record must end within one capacity of
-   read_pos: the producer cannot have written further. */
+/* Is a message at peek_pos? Steps over published padding. 1 = yes, 0 = not yet, or ERR_CORRUPT.
+   The record must end within one capacity of read_pos: no producer can have written further. */
 static int srng_message_ready(shared_ring_consumer *c) {
     uint64_t next_line = (c->peek_pos & c->s.mask) + 64u;
     int i;
-    /* A waiting consumer calls this in its spin. A 64-byte message's
-       record is two cache lines: ask for the second while looking at the
-       first, so that the two arrive together, not one after the other
-       (one-way latency p50 -12% in make bench). A hint: it never faults,
-       and the address stays inside the data area anyway. */
+    /* Called in a waiting consumer's spin. A 64-byte message's record spans two cache lines:
+       fetch the second while looking at the first so both arrive together (one-way latency p50
+       -12% in make bench). A hint never faults; the address stays in the data area anyway. */
     SRNG_PREFETCH(c->s.data + (next_line < c->s.capacity ? next_line : 0u));
-    /* at most padding, then a filler, then a message: neither follows its
-       own kind */
+    /* at most padding, then a filler, then a message: neither follows its own kind */
     for (i = 0; i < 3; i++) {
         uint32_t len;
         uint64_t rec = srng_record_at(&c->s, c->peek_pos, &len);
@@ -4619,15 +4235,11 @@ static int srng_message_ready(shared_ring_consumer *c) {
     return srng_corrupt(c);
 }
 
-/* No record at peek_pos: the slow path. The producer stores write_pos
-   after each published header and `closed` after its last publish, so
-   reading them (acquire) and then looking at peek_pos once more tells
-   "empty" from "closed" from "corrupt" (write_pos says there is a record
-   where there is none). write_pos shares its line with nothing but is
-   stored per message, so a `thorough` 0 look (a polling read_some, a
-   spinning wait) leaves it alone and reads only `closed`, which sits in a
-   block written once. Returns 1 (a message arrived after all), 0, CLOSED
-   or ERR_CORRUPT. */
+/* No record at peek_pos (slow path). The producer stores write_pos after each published header and
+   `closed` after its last publish, so reading them (acquire), then peek_pos again, tells "empty"
+   from "closed" from "corrupt" (write_pos says a record is where none is). write_pos is stored per
+   message, so a `thorough` 0 look (polling read_some, spinning wait) reads only `closed`, in a
+   block written once. Returns 1 (a message came after all), 0, CLOSED or ERR_CORRUPT. */
 static int srng_check_empty(shared_ring_consumer *c, int thorough) {
     uint32_t closed = SRNG_LOAD(srng_u32_at(c->s.region, SRNG_OFF_CLOSED), acquire);
     uint64_t w;
@@ -4648,130 +4260,101 @@ static int srng_check_empty(shared_ring_consumer *c, int thorough) {
     return srng_refuse(SHARED_RING_CLOSED, "the producer closed the stream, and all of it was read");
 }
 
-/* Is a message (or the end of the stream) there? 1 = data, 0 = no, CLOSED,
-   ERR_CORRUPT. */
+/* Is a message (or the end of the stream) there? 1 = data, 0 = no, CLOSED, ERR_CORRUPT. */
 static int srng_data_ready(void *ctx, int thorough) {
     shared_ring_consumer *c = SRNG_CAST(shared_ring_consumer *, ctx);
     int r = srng_message_ready(c);
     return r != 0 ? r : srng_check_empty(c, thorough);
 }
 
-/* Hand the published messages from peek_pos to fn (all, or until it asks
-   to stop, or up to `end` if not 0), finding each from its own header;
-   count them and the bytes per batch, not per message. Returns the count
-   or ERR_CORRUPT. */
+/* Hand the published messages from peek_pos to fn (all, until it asks to stop, or up to `end` if
+   not 0); count them and the bytes per batch. srng_scan takes the common records; the others get
+   the closer look here, from the header word it loaded. Every bound is a distance from pos, never
+   a comparison of two positions: a hostile region may start its counters near 2^64, where one
+   wraps before the other. Returns the count or ERR_CORRUPT. */
 static int srng_deliver(shared_ring_consumer *c, shared_ring_read_fn fn, void *user, uint64_t end) {
-    /* The checks of srng_record_at, written out for the loop: the offset
-       and the room left (`left`) advance with each record, so that one
-       comparison per message stands for "ends within one capacity of
-       read_pos (the producer cannot have written further), before the end
-       of the lap, and within the count an int can return" (a record takes
-       at least 8 bytes). `left` is recomputed only when a record does not
-       fit in it, and the lap's last record sets up the wrap to offset 0.
-       Locals, because the callback is opaque: fields would be reloaded
-       after it. */
     unsigned char *const data = c->s.data;
-    const uint64_t mask = c->s.mask, cap = c->s.capacity, max = c->s.max_message;
-    const uint64_t limit = c->read_pos + cap;
-    /* Where this call stops: after INT_MAX records (a record takes at least
-       8 bytes), or at `end` when a trailing read gives one (0: none). */
+    const uint64_t cap = c->s.capacity, max = c->s.max_message, limit = c->read_pos + cap;
+    /* Stop after INT_MAX records (each >= 8 bytes), or at a trailing read's `end` (0: none) */
     uint64_t count_end = c->peek_pos + 8u * SRNG_CAST(uint64_t, INT_MAX);
-    uint64_t pos = c->peek_pos, off = pos & mask, left = 0, bytes = 0;
-    uint64_t largest = c->s.stats.largest;
-    int count = 0, r = 0;
-    if (end != 0 && end - pos < count_end - pos) count_end = end;
+    srng_reading r;
+    int bad = 0;
+    r.pos = c->peek_pos;
+    r.off = r.pos & c->s.mask;
+    r.left = 0; /* the first record gets the closer look */
+    r.bytes = 0;
+    r.largest = c->s.stats.largest;
+    r.count = 0;
+    if (end != 0 && end - r.pos < count_end - r.pos) count_end = end;
     srng_enter_callback(&c->s);
-    for (;;) {
-        /* The header word is loaded once (acquire: it was stored after the
-           payload); only this copy is checked and used. */
-        uint64_t h = SRNG_LOAD(SRNG_PUN(srng_au64 *, data + off), acquire), rec;
-        uint32_t len = SRNG_CAST(uint32_t, h);
-        unsigned char *payload = data + off + SRNG_REC_HEADER;
-        if (SRNG_CAST(uint32_t, h >> 32) != srng_tag(pos)) break; /* not published yet */
-        rec = srng_record_size(len);
-        if (!SRNG_LIKELY(len <= max && rec < left)) {
-            /* Every bound is a distance from pos, never a comparison of
-               two positions: a hostile region may start its counters near
-               2^64, where one of them wraps before the other. pos stays
-               within a capacity of read_pos and before count_end, so
-               these differences are the true distances. */
-            const uint64_t to_lap_end = cap - off, to_limit = limit - pos;
-            const uint64_t to_count_end = count_end - pos;
-            const uint64_t room = srng_at_most(to_lap_end, to_limit);
-            if (len > max && SRNG_IS_FILL(len)) {
-                /* A filler: its aligned record follows in the same lap. */
-                rec = SRNG_FILL_SIZE(len);
-                if (rec >= to_lap_end || rec > to_limit) {
-                    r = SHARED_RING_ERR_CORRUPT;
-                    break;
-                }
-                if (rec > to_count_end) break;
-                pos += rec;
-                off += rec;
-                left = srng_at_most(room, to_count_end) - rec; /* its record: the quick check */
-                continue;
-            }
-            if (len > max) {
-                /* Only padding may be longer: it runs to the end of the
-                   data area, and never starts at offset 0 (the record
-                   would fit there). */
-                if (len != SRNG_PAD_LEN || off == 0 || to_lap_end > to_limit) {
-                    r = SHARED_RING_ERR_CORRUPT;
-                    break;
-                }
-                /* Like any record, padding is passed only within count_end
-                   (else `left` would wrap and every check stop). A trailing
-                   read's end (write_pos, from the region) inside the
-                   padding stops here; the next call goes on. */
-                if (to_lap_end > to_count_end) break;
-                pos += to_lap_end;
-                off = 0;
-                left = 0;
-                continue;
-            }
-            if (rec > room) {
-                r = SHARED_RING_ERR_CORRUPT;
+    while (srng_scan(data, c->s.max_message, &r, fn, user) == SRNG_SCAN_OTHER) {
+        /* pos stays within a capacity of read_pos, before count_end: these are true distances */
+        const uint32_t len = SRNG_CAST(uint32_t, r.header);
+        const uint64_t to_lap_end = cap - r.off, to_limit = limit - r.pos;
+        const uint64_t to_count_end = count_end - r.pos;
+        const uint64_t room = srng_at_most(to_lap_end, to_limit);
+        uint64_t rec = srng_record_size(len);
+        unsigned char *payload = data + r.off + SRNG_REC_HEADER;
+        if (len > max && SRNG_IS_FILL(len)) {
+            /* A filler: its aligned record follows in the same lap. */
+            rec = SRNG_FILL_SIZE(len);
+            if (rec >= to_lap_end || rec > to_limit) {
+                bad = 1;
                 break;
             }
-            if (rec > to_count_end) break; /* INT_MAX messages or `end`: the rest next call */
-            left = srng_at_most(room, to_count_end);
-            if (rec == to_lap_end) {
-                /* The lap's last record: the next one is at offset 0
-                   (unsigned wrap), and gets the full check (left 0). */
-                off -= cap;
-                left = rec;
-            }
+            if (rec > to_count_end) break;
+            r.pos += rec;
+            r.off += rec;
+            r.left = srng_at_most(room, to_count_end) - rec; /* its record: the quick check */
+            continue;
         }
-        pos += rec;
-        off += rec;
-        left -= rec;
-        count++;
-        bytes += len;
-        if (len > largest) largest = len;
-        if (fn(user, payload, len) != 0) break;
+        if (len > max) {
+            /* Only padding may be longer (checked as in srng_record_at). Like any record it is
+               passed only within count_end (else `left` would wrap): a trailing read's end inside
+               the padding stops here, and the next call goes on. */
+            if (len != SRNG_PAD_LEN || r.off == 0 || to_lap_end > to_limit) {
+                bad = 1;
+                break;
+            }
+            if (to_lap_end > to_count_end) break;
+            r.pos += to_lap_end;
+            r.off = 0;
+            r.left = 0;
+            continue;
+        }
+        if (rec > room) {
+            bad = 1;
+            break;
+        }
+        if (rec > to_count_end) break; /* INT_MAX messages or `end`: the rest next call */
+        r.left = srng_at_most(room, to_count_end);
+        if (rec == to_lap_end) {
+            /* The lap's last record: the next one is at offset 0 (unsigned wrap), and gets the
+               closer look (left 0). */
+            r.off -= cap;
+            r.left = rec;
+        }
+        if (srng_hand_over(&r, payload, rec, len, fn, user) != 0) break;
     }
     srng_leave_callback(&c->s, SRNG_CONSUMER_MAGIC); /* callers passed the gate */
-    c->peek_pos = pos;
-    c->s.stats.messages += SRNG_CAST(uint64_t, count);
-    c->s.stats.bytes += bytes;
-    c->s.stats.largest = largest;
-    return r < 0 ? srng_corrupt(c) : count;
+    c->peek_pos = r.pos;
+    c->s.stats.messages += SRNG_CAST(uint64_t, r.count);
+    c->s.stats.bytes += r.bytes;
+    c->s.stats.largest = r.largest;
+    return bad ? srng_corrupt(c) : r.count;
 }
 
-/* The one place a consumer call reports its producer's departure: only
-   after a look at the records and the closed flag made once the departure
-   was known, so that a producer that published, or closed, and then left
-   between the caller's first look and the news is never reported gone
-   before what it left is read. Returns what that look found (1: a
-   message, CLOSED, ERR_CORRUPT), else PEER_GONE (told). */
+/* The one place a consumer call reports its producer's departure, only after a look at records
+   and closed flag made once it was known: a producer that published or closed, then left between
+   the caller's first look and the news, is never reported gone before what it left is read.
+   Returns what that look found (1: a message, CLOSED, ERR_CORRUPT), else PEER_GONE (told). */
 static int srng_report_departure(shared_ring_consumer *c) {
     int r = srng_data_ready(c, 1);
     return r != 0 ? r : srng_tell_gone(&c->s);
 }
 
-/* What a call that may not wait says when no message is there: EMPTY, or
-   PEER_GONE once the producer left or a wait found its process dead
-   (until a new producer attaches). */
+/* What a call that may not wait says when no message is there: EMPTY, or PEER_GONE once the
+   producer left or a wait found its process dead (until a new producer attaches). */
 static int srng_nothing_now(shared_ring_consumer *c) {
     int r;
     if (!srng_peer_left(&c->s)) return srng_refuse(SHARED_RING_EMPTY, "no message now");
@@ -4779,24 +4362,8 @@ static int srng_nothing_now(shared_ring_consumer *c) {
     return r == 1 ? srng_refuse(SHARED_RING_EMPTY, "no message now") : r; /* there next call */
 }
 
-static void srng_release_to(shared_ring_consumer *c, uint64_t pos) {
-    srng_au32 *word;
-    if (pos == c->read_pos) return;
-    c->read_pos = pos;
-    SRNG_STORE(srng_u64_at(c->s.region, SRNG_OFF_READ_POS), pos, release);
-    SRNG_SCHED_POINT("release");
-    word = srng_u32_at(c->s.region, SRNG_OFF_PRODUCER_SLEEPING);
-    srng_publish_barrier(&c->s);
-    /* Wake the producer only once it has the room it asked for (hysteresis);
-       acquire: its wake position was stored before its announcement. */
-    if (SRNG_LOAD(word, acquire) != 0u &&
-        pos >= SRNG_LOAD(srng_u64_at(c->s.region, SRNG_OFF_PRODUCER_WAKE_POS), relaxed))
-        srng_wake_sleeper(&c->s, word);
-}
-
-/* read_some's work, stopping at `end` (0: at the last published record).
-   An `end` that cuts even the first record (a hostile write_pos) is
-   dropped: a read that found a message never returns EMPTY for it. */
+/* read_some's work, stopping at `end` (0: at the last published record). An `end` cutting even the
+   first record (a hostile write_pos) is dropped: a read that found a message never says EMPTY. */
 SRNG_INLINE int srng_read_upto(shared_ring_consumer *c, shared_ring_read_fn fn, void *user,
                                uint64_t end) {
     int r = srng_deliver(c, fn, user, end);
@@ -4820,10 +4387,9 @@ SHARED_RING_API int(shared_ring_read_some)(shared_ring_consumer *c, shared_ring_
 }
 
 #ifdef SRNG_FAST_PATH
-/* The fast path stopped at a record it leaves to us (padding, the lap's
-   last record, one to refuse) after delivering `delivered` messages: go
-   on from there in the same call, as read_some would have, so that the
-   caller sees one count (or ERR_CORRUPT) for the whole call. */
+/* The fast path stopped at a record it leaves to us (padding, the lap's last record, one to
+   refuse) after delivering `delivered` messages: go on in the same call, as read_some would have,
+   so the caller sees one count (or ERR_CORRUPT) for the whole call. */
 SHARED_RING_API int srng_read_rest(shared_ring_consumer *c, shared_ring_read_fn fn, void *user,
                                    int delivered) {
     int r = srng_deliver(c, fn, user,
@@ -4848,25 +4414,20 @@ SHARED_RING_API int shared_ring_wait(shared_ring_consumer *c, uint64_t timeout_n
 }
 
 /* ---- trailing a dense stream ----------------------------------------------
-   What it does and why: section 4, "Trailing". How: shared_ring_read notes
-   how each wait went (srng_note_wait); while trailing it holds off
-   (srng_hold_off) and reads up to where write_pos was. write_pos is looked
-   at sparingly (every 8th look at the clock): the producer stores it per
-   message, and each look costs it a cache miss. A hold-off that found
-   enough messages resets the trial count, so that a rare hiccup in a dense
-   stream does not push the next trial out to 4096 quick waits. The run of
-   quick waits before a trial is timed (two clock reads a run): the rate we
-   read at right behind the producer, which a hold-off must beat. */
+   Why: section 4, "Trailing". shared_ring_read notes each wait (srng_note_wait); while trailing
+   it holds off (srng_hold_off) and reads up to where write_pos was. write_pos is read only every
+   8th clock look: the producer stores it per message, and each read costs it a cache miss. A
+   hold-off that found enough messages resets the trial count, so a rare hiccup in a dense stream
+   does not push the next trial out to 4096 quick waits. The run of quick waits before a trial is
+   timed (two clock reads a run): the rate right behind the producer that a hold-off must beat. */
 
-/* write_pos, for the producer's rate only: a hostile value can sway
-   whether reads trail, nothing else. */
+/* write_pos, for the producer's rate only: a hostile value sways only whether reads trail. */
 static uint64_t srng_write_pos_hint(const shared_ring_consumer *c) {
     return SRNG_LOAD(srng_u64_at(c->s.region, SRNG_OFF_WRITE_POS), acquire);
 }
 
-/* A wait that ended within trail_ns counts toward a trial of trailing; a
-   longer one (any, when trail_ns is 0) says the stream is sparse; none
-   (data was there) says we are behind, which trailing would not help. */
+/* A wait within trail_ns counts toward a trial of trailing; a longer one (any, if trail_ns is 0)
+   means sparse; none (data was there) means we are behind, which trailing would not help. */
 static void srng_note_wait(shared_ring_consumer *c, uint64_t waits, uint64_t wait_ns) {
     if (c->s.stats.waits == waits) return;
     if (c->s.stats.wait_ns - wait_ns >= c->trail_ns) {
@@ -4887,18 +4448,15 @@ static void srng_note_wait(shared_ring_consumer *c, uint64_t waits, uint64_t wai
 
 /* What a hold-off saw. */
 typedef struct srng_hold {
-    int ahead;          /* the producer got SRNG_TRAIL_BYTES (or a quarter of
-                           the ring) past the reader */
+    int ahead;          /* the producer got SRNG_TRAIL_BYTES (or capacity/4) past us */
     uint64_t ns;        /* how long it held off */
     uint64_t published; /* how far write_pos moved meanwhile */
 } srng_hold;
 
-/* How fast did the producer publish while we held off, against while we
-   read right behind it (the run before the trial)? SRNG_FASTER (5/4 as
-   fast or more): our reading held it back, and trailing pays. SRNG_PACED
-   (4/5 to 5/4): the producer sets the pace either way, and trailing only
-   adds latency. SRNG_SLOWER: it paused meanwhile, which tells nothing.
-   Operands are capped so that the products fit. */
+/* The producer's publish rate while we held off, against the run right behind it before the
+   trial. SRNG_FASTER (>= 5/4): our reading held it back; trailing pays. SRNG_PACED (4/5..5/4):
+   it sets the pace either way; trailing only adds latency. SRNG_SLOWER: it paused meanwhile,
+   which tells nothing. Operands are capped so the products fit. */
 enum { SRNG_SLOWER, SRNG_PACED, SRNG_FASTER };
 static int srng_held_rate(const shared_ring_consumer *c, const srng_hold *h) {
     const uint64_t most_bytes = SRNG_CAST(uint64_t, 1) << 28;
@@ -4909,13 +4467,10 @@ static int srng_held_rate(const shared_ring_consumer *c, const srng_hold *h) {
     return 5u * held >= 4u * behind ? SRNG_PACED : SRNG_SLOWER;
 }
 
-/* Spin until the producer has published SRNG_TRAIL_BYTES past peek_pos (a
-   quarter of the ring, if that is less), or `ns` passed. Returns where to
-   stop reading (write_pos: every record before it is published), or 0 for
-   no bound: write_pos comes from the region, and a value not past peek_pos
-   or beyond a capacity from read_pos bounds nothing. *h gets whether the
-   producer got that far, how long the hold-off took and how far write_pos
-   moved meanwhile. */
+/* Spin until the producer has published SRNG_TRAIL_BYTES (or capacity/4 if less) past peek_pos,
+   or `ns` passed; fills *h. Returns where to stop reading (write_pos: every record before it is
+   published), or 0 for no bound: write_pos comes from the region, and a value not past peek_pos
+   or beyond a capacity from read_pos bounds nothing. */
 static uint64_t srng_hold_off(shared_ring_consumer *c, uint64_t ns, srng_hold *h) {
     const uint64_t want = srng_at_most(c->s.capacity / 4u, SRNG_TRAIL_BYTES);
     uint64_t start = SHARED_RING_NOW_NS(), now = start, w = 0, first = 0;
@@ -4943,17 +4498,15 @@ static uint64_t srng_hold_off(shared_ring_consumer *c, uint64_t ns, srng_hold *h
     return w > c->peek_pos && w - c->read_pos <= c->s.capacity ? w : 0;
 }
 
-/* Back to reading right behind; the next trial takes twice as many quick
-   waits. */
+/* Back to reading right behind; the next trial takes twice as many quick waits. */
 static void srng_stop_trailing(shared_ring_consumer *c) {
     c->trailing = 0;
     c->slow_holds = 0;
     if (c->trial_gap < SRNG_TRIAL_LAST) c->trial_gap *= 2u;
 }
 
-/* After a hold-off `h` and a read of `count` messages: go on trailing, or
-   stop if the stream turned out sparse, or paced by the producer (twice,
-   with no faster hold-off between). */
+/* After a hold-off `h` and a read of `count` messages: go on trailing, or stop if the stream
+   turned out sparse, or paced by the producer (twice, with no faster hold-off between). */
 static void srng_judge_hold_off(shared_ring_consumer *c, const srng_hold *h, int count) {
     int rate = h->ahead ? SRNG_FASTER : srng_held_rate(c, h);
     if (!h->ahead && count < SRNG_TRAIL_MIN) {
@@ -4966,8 +4519,7 @@ static void srng_judge_hold_off(shared_ring_consumer *c, const srng_hold *h, int
     }
 }
 
-/* A read while trailing: hold off, read up to where the producer was, and
-   judge the hold-off. */
+/* A read while trailing: hold off, read up to where the producer was, judge the hold-off. */
 static int srng_read_trailing(shared_ring_consumer *c, shared_ring_read_fn fn, void *user,
                               uint64_t timeout_ns) {
     srng_hold h;
@@ -4995,9 +4547,8 @@ SHARED_RING_API int shared_ring_read(shared_ring_consumer *c, shared_ring_read_f
         r = srng_read_trailing(c, fn, user, timeout_ns);
     else
         r = srng_read_upto(c, fn, user, 0);
-    /* The wait saw a record: a read never answers EMPTY after that. A
-       record gone by the time it is read is one no producer takes back
-       (the region was written under us): corrupt. */
+    /* The wait saw a record, which no producer takes back: EMPTY now means the region was
+       written under us (corrupt). */
     return r == SHARED_RING_EMPTY ? srng_corrupt(c) : r;
 }
 
@@ -5040,8 +4591,7 @@ SHARED_RING_API int shared_ring_arm(shared_ring_consumer *c) {
     r = srng_watch_peer(&c->s, SHARED_RING_NOW_NS());
     if (r < 0) return r;
     if (c->s.peer_gone && !c->s.gone_told) return srng_report_departure(c);
-    /* A producer attached without hooks makes no wake-up that reaches
-       the loop: "armed" would be a promise nobody keeps. */
+    /* A producer attached without hooks makes no wake-up that reaches the loop. */
     if (SRNG_LOAD(srng_u64_at(c->s.region,
                               SRNG_OFF_PRODUCER_ID + SRNG_CAST(unsigned, SRNG_ID_ATTACH)),
                   acquire) != 0u &&
@@ -5049,16 +4599,13 @@ SHARED_RING_API int shared_ring_arm(shared_ring_consumer *c) {
          SRNG_WAKES(SRNG_SLEEPS_HOOK)) == 0u)
         return srng_refuse(SHARED_RING_ERR_STATE,
                            "the producer makes no hook wake-up: attach it with wait and wake hooks too");
-    /* The same announce / barrier / re-check as srng_block, without the
-       sleep: the caller sleeps in its own loop. */
+    /* srng_block's announce / barrier / re-check, without the sleep (the caller's loop sleeps). */
     word = srng_u32_at(c->s.region, SRNG_OFF_CONSUMER_SLEEPING);
     peer = srng_u32_at(c->s.region, SRNG_OFF_PRODUCER_SLEEPING);
     if (!srng_announce_sleep(&c->s, word, peer)) {
-        /* No wake-up promised (the producer has yet to choose for us, or
-           membarrier failed): say "ready" so the loop looks again, after
-           a nap of one slice, so that over an idle producer it polls at
-           that pace instead of spinning; the word keeps asking the
-           producer to choose. */
+        /* No wake-up promised (the producer has yet to choose for us, or membarrier failed):
+           nap a slice, then say "ready" so the loop looks again, polling an idle producer at that
+           pace instead of spinning; the word keeps asking the producer to choose. */
         srng_withdraw(&c->s, word, peer);
         srng_nap(SRNG_SLICE_NS);
         return 1;
@@ -5090,21 +4637,18 @@ SHARED_RING_API int shared_ring_release(shared_ring_consumer *c) {
 
 /* ---- waiting on many rings ------------------------------------------------- */
 
-/* A set of rings and where its next look starts: after the ring reported
-   last, so that every ready ring is served in turn however many there are
-   (the cursor is kept in the set's first handle between calls). */
+/* A set of rings and where its next look starts: after the ring reported last, so every ready
+   ring is served in turn (the cursor is kept in the first handle between calls). */
 typedef struct srng_set {
     shared_ring_consumer *const *rings;
     size_t n, from;
     shared_ring_side *first; /* the first handle: its options, its cursor */
 } srng_set;
 
-/* The first ring from the cursor on, round the set, with something to
-   report (a message, closed, corrupt, or its producer gone); EMPTY when
-   none has; ERR_HANDLE / ERR_STATE for an entry that is no attached
-   consumer handle / is inside a callback. Each handle is checked as it is
-   looked at, so a call costs what it looks at, not the set's size; a set
-   with nothing ready was looked at whole before any sleep. */
+/* Returns the first ring from the cursor on, round the set, with something to report (a message,
+   closed, corrupt, or its producer gone); EMPTY if none; ERR_HANDLE / ERR_STATE for an entry that
+   is no attached consumer / is inside a callback. Each handle is checked as reached, so a call
+   costs what it looks at, not the set's size; an idle set was looked at whole before any sleep. */
 static int srng_any_ready(const srng_set *set, int thorough) {
     size_t k, i = set->from;
     for (k = 0; k < set->n; k++, i++) {
@@ -5126,8 +4670,7 @@ static int srng_any_ready(const srng_set *set, int thorough) {
     return srng_refuse(SHARED_RING_EMPTY, "no ring of the set has a message now");
 }
 
-/* srng_any_ready as an srng_ready_fn for srng_spin: the ready ring's
-   index + 1, or 0 (the set was checked whole before the spin). */
+/* srng_any_ready as srng_spin's srng_ready_fn: index + 1, or 0 (set checked whole first). */
 static int srng_set_ready(void *ctx, int thorough) {
     int r = srng_any_ready(SRNG_CAST(const srng_set *, ctx), thorough);
     return r >= 0 ? r + 1 : 0;
@@ -5139,8 +4682,7 @@ static int srng_set_ready(void *ctx, int thorough) {
 #endif
 
 #if defined(SRNG_HAVE_WAITV) || defined(SRNG_HAVE_BELLS)
-/* Do the producer's ordinary futex wake-ups reach this consumer's sleep?
-   (Not when it sleeps in a wait hook, or the producer makes none.) */
+/* Do the producer's futex wake-ups reach our sleep? (Not in a wait hook, nor if it makes none.) */
 static int srng_futex_wakes_reach(const shared_ring_side *s) {
     srng_au32 *mode = srng_u32_at(s->region, SRNG_OFF_PRODUCER_WAIT_MODE);
     return s->wait == SRNG_NULL &&
@@ -5148,9 +4690,8 @@ static int srng_futex_wakes_reach(const shared_ring_side *s) {
 }
 #endif
 
-/* Announce (or, with `on` 0, withdraw) every consumer of the set as asleep.
-   Returns 0 when no wake-up is promised (as srng_announce_sleep, for any
-   ring of the set); one membarrier covers every producer in this process. */
+/* Announce (`on` 0: withdraw) every consumer of the set as asleep. Returns 0 when any ring has
+   no wake-up promised (as srng_announce_sleep); one membarrier covers all producers in-process. */
 static int srng_announce_many(shared_ring_consumer *const *rings, size_t n, int on) {
     size_t i;
     int promised = 1, barrier = 0;
@@ -5171,8 +4712,7 @@ static int srng_announce_many(shared_ring_consumer *const *rings, size_t n, int 
         uint64_t fenceless_for;
         if (rings[i] == SRNG_NULL) continue;
         s = &rings[i]->s;
-        /* as srng_announce_sleep and srng_fenced_for, with one membarrier
-           for every producer that needs it */
+        /* as srng_announce_sleep and srng_fenced_for, but one membarrier for all */
         fenceless_for = SRNG_LOAD(srng_u64_at(s->region, SRNG_OFF_PRODUCER_FENCELESS_FOR), acquire);
         if (s->poll_only || (fenceless_for != 0u && fenceless_for != s->attach_id))
             promised = 0;
@@ -5193,10 +4733,9 @@ static int srng_waitv_covers(size_t n) {
     return n <= SRNG_WAITV_MAX && SRNG_LOAD(&srng_no_waitv, relaxed) == 0u;
 }
 
-/* Sleep on every consumer's sleeping word at once (Linux 5.16+): the
-   producers' ordinary futex wake-ups reach it. 1 slept, 0 not possible
-   here (older kernel, a ring whose producer makes no futex wake-ups, a
-   wait hook, too many rings), -1 the call failed. */
+/* Sleep on every consumer's sleeping word at once (Linux 5.16+; the producers' futex wake-ups
+   reach it). Returns 1 slept, 0 not possible here (older kernel, a ring whose producer makes no
+   futex wake-ups, a wait hook, too many rings), -1 the call failed. */
 static int srng_waitv(shared_ring_consumer *const *rings, size_t n, uint64_t left) {
     struct {
         uint64_t val, uaddr;
@@ -5220,8 +4759,7 @@ static int srng_waitv(shared_ring_consumer *const *rings, size_t n, uint64_t lef
         w[k].reserved = 0u;
         k++;
     }
-    /* Its timeout is absolute, on CLOCK_MONOTONIC, with 64-bit fields on
-       every target. */
+    /* Its timeout is absolute, on CLOCK_MONOTONIC, with 64-bit fields on every target. */
     if (clock_gettime(CLOCK_MONOTONIC, &now) != 0) return 0;
     if (left > 3600000000000u) left = 3600000000000u; /* an hour; the caller loops */
     /* time_t and long vary by target: widen by assignment, not a cast. */
@@ -5259,11 +4797,9 @@ static void srng_name_bell(shared_ring_consumer *const *rings, size_t n, uint32_
 }
 #endif
 
-/* A doorbell for a set one futex_waitv cannot watch, when every ring's
-   producer runs in this process, wakes with the futex call and rings this
-   copy's table (a bump from anywhere else would not reach it), named
-   beside each ring's sleeping word before the set announces itself
-   asleep. 0: none (sleep in slices). */
+/* A doorbell for a set one futex_waitv cannot watch, when every ring's producer runs in this
+   process, wakes by futex and rings this copy's table (no other bump would reach it); named beside
+   each ring's sleeping word before the set announces itself asleep. 0: none (sleep in slices). */
 static uint32_t srng_take_bell(shared_ring_consumer *const *rings, size_t n) {
 #if defined(SRNG_HAVE_BELLS) && defined(SRNG_HAVE_IDENTITY)
     uint32_t bell;
@@ -5304,8 +4840,7 @@ static void srng_give_back_bell(shared_ring_consumer *const *rings, size_t n, ui
 #endif
 }
 
-/* The bell's count now: read after the announce and before the last look
-   at the rings, so a bump after that look ends the sleep at once. */
+/* Read after the announce and before the last look at the rings: a later bump ends the sleep. */
 static uint32_t srng_bell_count(uint32_t bell) {
 #ifdef SRNG_HAVE_BELLS
     if (bell != 0u) return SRNG_LOAD(&srng_bells[bell - 1u].rung, acquire);
@@ -5347,8 +4882,7 @@ static void srng_sleep_many(shared_ring_consumer *const *rings, size_t n, shared
         }
     }
 #endif
-    /* Fallback: sleep on the first ring's word in slices; a message on any
-       other ring is seen within a slice. */
+    /* Else the first ring's word, in slices: a message on another ring is seen within one. */
     for (i = 0; i < n; i++)
         if (rings[i] != SRNG_NULL && &rings[i]->s != first) rings[i]->s.stats.sleeps++;
     srng_sleep(first, srng_u32_at(first->region, SRNG_OFF_CONSUMER_SLEEPING),
@@ -5356,9 +4890,8 @@ static void srng_sleep_many(shared_ring_consumer *const *rings, size_t n, shared
                n > 1u && left > SRNG_SLICE_NS ? SRNG_SLICE_NS : left);
 }
 
-/* Open a set: its first handle (whose options it uses and which keeps its
-   cursor) and where this call's look starts. The other handles are
-   checked as srng_any_ready reaches them. */
+/* Open a set: its first handle (see srng_set) and where this call's look starts; the other
+   handles are checked as srng_any_ready reaches them. */
 static int srng_open_set(srng_set *set, shared_ring_consumer *const *rings, size_t n) {
     size_t i;
     set->rings = rings;
@@ -5377,8 +4910,7 @@ static int srng_open_set(srng_set *set, shared_ring_consumer *const *rings, size
     return SHARED_RING_OK;
 }
 
-/* Look at the producers' processes; the index of a ring whose producer is
-   gone, or -1. Sets *remote when some producer is in another process. */
+/* Index of a ring whose producer is gone, or -1; *remote: a producer is in another process. */
 static int srng_watch_many(shared_ring_consumer *const *rings, size_t n, uint64_t now,
                            int *remote) {
     size_t i;
@@ -5456,17 +4988,15 @@ static int srng_wait_many(srng_set *set, uint64_t timeout_ns) {
         elapsed = srng_elapsed_after(start, elapsed, left);
     }
     srng_announce_many(rings, n, 0);
-    /* The first ring's spin adapts as in srng_block: any ring with
-       something to report counts as found. */
+    /* The first ring's spin adapts as in srng_block; any ring that reported counts as found. */
     srng_adapt_spin(first, r >= 0, srng_elapsed_after(start, elapsed, 0));
     return r;
 }
 
 /* ---- either side ------------------------------------------------------------ */
 
-/* Give our identity block back and wake a sleeping peer, which then finds
-   us gone (the fence: our owner word's store before the look at its
-   sleeping word, against its announce / fence / look at ours). */
+/* Give our identity block back and wake a sleeping peer, which then finds us gone (the fence: our
+   owner word's store before reading its sleeping word, against its announce / fence / look). */
 static void srng_leave(shared_ring_side *s, unsigned id_off, unsigned peer_sleep_off) {
     srng_drop_peer_fd(s);
     srng_release_side(s, s->region, id_off);
@@ -5495,10 +5025,9 @@ SHARED_RING_API int shared_ring_detach_consumer(shared_ring_consumer *c) {
     return SHARED_RING_OK;
 }
 
-/* The adoption: our identity in place of the attacher's (the same
-   description's kernel lock, inherited, stays ours), a new attach id so
-   that a peer's fenceless choice made for the attacher no longer holds,
-   and the attach-time announcement again (the peer chooses anew). */
+/* Our identity in place of the attacher's (the same description's inherited kernel lock stays
+   ours), a new attach id so a peer's fenceless choice for the attacher no longer holds, and the
+   attach-time announcement again (the peer chooses anew). */
 static int srng_adopt(shared_ring_side *s, unsigned id_off, unsigned own_sleep, unsigned peer_sleep) {
 #ifdef SRNG_HAVE_IDENTITY
     uint64_t mine;
@@ -5508,8 +5037,7 @@ static int srng_adopt(shared_ring_side *s, unsigned id_off, unsigned own_sleep, 
         return srng_refuse(SHARED_RING_ERR_BUSY,
                            "the side is no longer the attaching process's (detached, taken "
                            "over, or adopted)");
-    /* After the move, not before: a failed adopt must not write over the
-       identity of whoever holds the side now. */
+    /* After the move: a failed adopt must not overwrite whoever holds the side now. */
     srng_write_identity(s->region, id_off, mine);
     s->owner = mine;
     s->attach_id = srng_next_attach_id(s->region);
@@ -5571,8 +5099,7 @@ SHARED_RING_API int shared_ring_owners_of(const void *region, size_t region_size
     return SHARED_RING_OK;
 }
 
-/* The gate of the queries (stats, usage): *out is zeroed first, so no
-   path leaves it uninitialized; a broken handle still answers. */
+/* The queries' gate (stats, usage): *out zeroed on every path; a broken handle still answers. */
 static int srng_query_gate(const shared_ring_side *s, uint32_t magic, void *out, size_t size) {
     int r = srng_refusal(s, magic);
     if (out != SRNG_NULL) memset(out, 0, size);
@@ -5600,9 +5127,8 @@ SHARED_RING_API int shared_ring_consumer_stats(const shared_ring_consumer *c,
     return srng_stats(c != SRNG_NULL ? &c->s : SRNG_NULL, SRNG_CONSUMER_MAGIC, out);
 }
 
-/* Usage between a position we own and the peer's (read once by the
-   caller), clamped: a hostile value can make the numbers wrong, never out
-   of range. */
+/* Usage between our position and the peer's (read once by the caller), clamped: a hostile value
+   can make the numbers wrong, never out of range. */
 static void srng_usage(const shared_ring_side *s, uint64_t read_pos, uint64_t write_pos,
                        shared_ring_usage *out) {
     uint64_t most = s->capacity - SRNG_REC_HEADER;
@@ -5747,8 +5273,7 @@ SHARED_RING_API int shared_ring_shm_open(shared_ring_shm *shm, const char *name,
     for (;;) {
         if (size != 0) {
             uint64_t s64 = size;
-            /* Creates it zero-filled at its final size, or opens it: no
-               window in which it exists unsized. */
+            /* Creates it zero-filled at its final size, or opens it: never exists unsized. */
             h = CreateFileMappingW(INVALID_HANDLE_VALUE, SRNG_NULL, PAGE_READWRITE,
                                    SRNG_CAST(DWORD, s64 >> 32), SRNG_CAST(DWORD, s64), wname);
             if (h == SRNG_NULL)
@@ -5843,8 +5368,7 @@ static int srng_shm_map(shared_ring_shm *shm, int fd, size_t want) {
     return SHARED_RING_OK;
 }
 
-/* srng_shm_map for a descriptor this call opened: closed, and *shm
-   zeroed, if it cannot be mapped. */
+/* srng_shm_map for a descriptor this call opened: closed, and *shm zeroed, on failure. */
 static int srng_shm_map_own(shared_ring_shm *shm, int fd, size_t want) {
     int r = srng_shm_map(shm, fd, want);
     if (r != SHARED_RING_OK) {
@@ -5858,9 +5382,8 @@ static int srng_shm_map_own(shared_ring_shm *shm, int fd, size_t want) {
 #define SHARED_RING_SHM_MODE 0600
 #endif
 
-/* May we trust an object someone else created? Ours (this user's), or
-   another user's if our mode lets group or others in; never open wider
-   than our mode: whoever else may write it can inject messages. */
+/* May we trust an object someone else created? This user's, or another's if our mode lets group
+   or others in; never open wider than our mode: whoever else may write it can inject messages. */
 static int srng_shm_trusted(const struct stat *st) {
     unsigned mode = SRNG_CAST(unsigned, st->st_mode) & 0777u;
     unsigned allowed = SRNG_CAST(unsigned, SHARED_RING_SHM_MODE) & 0777u;
@@ -5868,10 +5391,8 @@ static int srng_shm_trusted(const struct stat *st) {
     return st->st_uid == geteuid() || (allowed & 066u) != 0u;
 }
 
-/* Size a new object to `want` bytes (under srng_shm_size_once's lock).
-   Linux allocates the memory here (fallocate never shrinks, and a full
-   /dev/shm fails now, not as a SIGBUS on a later write); elsewhere
-   ftruncate. */
+/* Size a new object (under srng_shm_size_once's lock). Linux allocates the memory here (fallocate
+   never shrinks; a full /dev/shm fails now, not as a later SIGBUS); elsewhere ftruncate. */
 static int srng_shm_grow(int fd, off_t want) {
 #if defined(__linux__)
     if (posix_fallocate(fd, 0, want) == 0) return SHARED_RING_OK;
@@ -5882,17 +5403,13 @@ static int srng_shm_grow(int fd, off_t want) {
 #endif
 }
 
-/* Size an object found (or just created) at 0 bytes, once: the first of
-   the processes that found it so to take a write lock on its first byte
-   sizes it, and the others, finding it sized under the lock, leave it, so
-   their mapping finds another size than theirs (ERR_SIZE) instead of both
-   sizes being answered OK. The kernel drops the lock of a process that
-   dies holding it. Returns OK, 1 while another process holds the lock
-   (it is sizing the object: look again, within the caller's timeout), or
-   ERR_SYSTEM. (A POSIX record lock: two threads of one process are not
-   kept apart by it. Where the object takes no lock at all, it is sized
-   unlocked, and two such openers may both be told OK: the smaller one's
-   attach then says ERR_SIZE.) */
+/* Size an object found (or just created) at 0 bytes, once: whoever first takes a write lock on
+   its first byte sizes it; the others find it sized under the lock and leave it, so a different
+   size of theirs fails their mapping (ERR_SIZE) instead of both being told OK. The kernel drops a
+   dying holder's lock. Returns OK, 1 while another process holds the lock (it is sizing: look
+   again within the caller's timeout), or ERR_SYSTEM. (A POSIX record lock does not keep threads
+   of one process apart. An object that takes no lock is sized unlocked, and two such openers may
+   both be told OK: the smaller one's attach then says ERR_SIZE.) */
 static int srng_shm_size_once(int fd, off_t want) {
     struct flock fl;
     struct stat st;
@@ -5912,9 +5429,8 @@ static int srng_shm_size_once(int fd, off_t want) {
     return r;
 }
 
-/* An existing object: SHARED_RING_OK to map it, 1 to wait (not sized yet
-   and we do not know the size), or an error. One that was never sized
-   (its creator died between shm_open and sizing it) is sized by an opener
+/* An existing object: returns OK to map it, 1 to wait (unsized, and we do not know the size), or
+   an error. One never sized (its creator died between shm_open and sizing) is sized by an opener
    that knows the size; the mapping then checks that the size is ours. */
 static int srng_shm_check_existing(int fd, off_t want) {
     struct stat st;
@@ -5983,10 +5499,8 @@ SHARED_RING_API int shared_ring_shm_open(shared_ring_shm *shm, const char *name,
     return r;
 }
 
-/* Seal a memfd's size (F_ADD_SEALS: F_SEAL_SHRINK | F_SEAL_GROW |
-   F_SEAL_SEAL), so that no holder of the descriptor can truncate it under
-   a mapping (a SIGBUS in the reader). 1 on success; elsewhere nothing to
-   seal. */
+/* Seal a memfd's size (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) so no holder of the fd can
+   truncate it under a mapping (SIGBUS in the reader). 1 on success; elsewhere nothing to seal. */
 static int srng_seal_size(int fd) {
 #if defined(__linux__) && defined(SYS_memfd_create)
     return fcntl(fd, 1033 /* F_ADD_SEALS */, 2 | 4 | 1) == 0;
@@ -6062,8 +5576,7 @@ SHARED_RING_API int shared_ring_shm_prefault(shared_ring_shm *shm) {
     size_t off;
     if (shm == SRNG_NULL || shm->region == SRNG_NULL)
         return srng_refuse(SHARED_RING_ERR_ARG, "shm is NULL, or not mapped");
-    /* an atomic load: the peer may be writing there (4 KiB steps: a
-       larger page is only touched more than once) */
+    /* atomic: the peer may be writing there (4 KiB steps: a larger page is just touched more) */
     for (off = 0; off + 4u <= shm->size; off += 4096u)
         (void)SRNG_LOAD(SRNG_PUN(srng_au32 *, SRNG_CAST(unsigned char *, shm->region) + off), relaxed);
     return SHARED_RING_OK;
@@ -6077,9 +5590,8 @@ static void srng_notifier_reset(shared_ring_notifier *n) {
     n->event[0] = n->event[1] = SRNG_NULL;
 }
 
-/* A named notifier's end `end` as `prefix` + name + its suffix, in out
-   (at least 256 bytes): 0 if the name is not "/" and one more component
-   of at most 200 bytes. */
+/* A named notifier's end `end` as `prefix` + name + its suffix, in out (at least 256 bytes): 0
+   if the name is not "/" and one more component of at most 200 bytes. */
 static const char srng_bad_notifier_name[] =
     "name is NULL, or not \"/\" and a name without another \"/\", or longer than 200 bytes";
 static int srng_notifier_path(char *out, const char *prefix, const char *name, int end) {
@@ -6209,10 +5721,9 @@ SHARED_RING_API int shared_ring_notifier_open(shared_ring_notifier *n) {
 #define SRNG_NOTIFIER_DIR "/tmp"
 #endif
 
-/* One end of a named notifier: the FIFO at `path` (made if missing), read
-   through fd[end] and written through signal_fd[end] (read-write, so it
-   opens whether or not the peer has it open, and the read end never sees
-   the last writer go). Both descriptors must be the one FIFO of ours. */
+/* One end of a named notifier: the FIFO at `path` (made if missing), read via fd[end], written
+   via signal_fd[end] (read-write: it opens whether or not the peer has it open, and the read end
+   never sees the last writer go). Both descriptors must be the one FIFO of ours. */
 static int srng_notifier_fifo(shared_ring_notifier *n, const char *path, int end) {
     struct stat st, again;
     if (mkfifo(path, 0600) != 0 && errno != EEXIST)
@@ -6267,8 +5778,7 @@ SHARED_RING_API int shared_ring_notifier_unlink(const char *name) {
               : srng_refuse(SHARED_RING_ERR_SYSTEM, "unlink failed (errno says why; ENOENT: no such name)");
 }
 
-/* Make fd[end] readable. A full pipe or an eventfd near its limit is
-   readable already: a failed write loses nothing. */
+/* Make fd[end] readable. A failed write loses nothing: a full pipe or eventfd is readable. */
 static void srng_notifier_signal(shared_ring_notifier *n, int end) {
     uint64_t one = 1;
     if (write(n->signal_fd[end], &one, n->fd[end] == n->signal_fd[end] ? sizeof one : 1u) < 0) {
@@ -6308,8 +5818,7 @@ SHARED_RING_API int shared_ring_notifier_close(shared_ring_notifier *n) {
 }
 #endif
 
-/* The hooks: a side sleeps on its own end while its word still holds what
-   it announced, and wakes its peer through the peer's end. */
+/* The hooks: sleep on our end while our word holds what we announced; wake the peer on its end. */
 static void srng_notifier_wait(void *user, void *addr, uint32_t expected, uint64_t timeout_ns,
                                int end) {
     if (SRNG_LOAD(SRNG_CAST(srng_au32 *, addr), acquire) != expected) return;

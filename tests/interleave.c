@@ -1041,11 +1041,13 @@ static const scenario event_loop = {
 /* f. Aligned claims of the longest messages at write positions where
    the lap ends first, on a ring the consumer drains: OK, or ERR_TOO_BIG
    for a length whose record and largest filler exceed half the ring,
-   never FULL or TIMEOUT (the room could never come). Guards: an aligned
+   never a wait for ever: such a claim sleeps on in liveness-look slices
+   until the driver's step limit fails the run. No timeout: the driver may
+   end any timed sleep at a wake-up, even one from the consumer's attach
+   before it read. Guards: an aligned
    claim reserves its record and its largest filler, and refuses what
    cannot fit in half the ring, as any message must (srng_claim_record).
    The plain test after the driver tries every position. */
-#define CLAIM_NS 200000000u /* 4 liveness looks: enough to drain the ring */
 
 static int skip_message(void *user, const void *data, size_t len) {
     (void)user, (void)data, (void)len;
@@ -1111,8 +1113,8 @@ static int producer_of_aligned_claims(void) {
             r = r == LOST_WAKE ? r : 226;
             break;
         }
-        r = claim_aligned_at_once(&p, max, 64u, CLAIM_NS); /* OK, or TOO_BIG */
-        if (r == 0) r = claim_aligned_at_once(&p, CAPACITY / 2u - 64u, 64u, CLAIM_NS); /* fits */
+        r = claim_aligned_at_once(&p, max, 64u, SHARED_RING_FOREVER); /* OK, or TOO_BIG */
+        if (r == 0) r = claim_aligned_at_once(&p, CAPACITY / 2u - 64u, 64u, SHARED_RING_FOREVER); /* fits */
     }
     /* closed even after a failure, so that the consumer ends */
     if (p.claim_open) (void)shared_ring_abort(&p);
