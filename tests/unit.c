@@ -2068,6 +2068,15 @@ static void judge(uint64_t published, int count) {
     srng_judge_hold_off(&cons, &h, count);
 }
 
+/* A dense stream of large messages: 2 us may hold only a few of them, but
+   the bytes make it dense (each line read once, complete). */
+TEST(a_hold_off_that_finds_few_but_large_messages_keeps_trailing) {
+    setup_trailing_three(2000);
+    judge(2048, 2); /* two 1 KiB messages, twice the rate read right behind */
+    CHECK_EQ(cons.trailing, 1);
+    CHECK_EQ(cons.trial_gap, 16);
+}
+
 TEST(one_hold_off_that_finds_the_stream_paced_keeps_trailing) {
     setup_trailing_three(2000);
     judge(1000, 20);
@@ -3961,6 +3970,7 @@ int main(void) {
     RUN(a_hold_off_ends_early_when_the_producer_is_far_ahead_and_keeps_trailing);
     RUN(a_producer_faster_while_held_off_than_read_behind_keeps_trailing);
 #ifndef TESTS_EXTERNAL_IMPLEMENTATION
+    RUN(a_hold_off_that_finds_few_but_large_messages_keeps_trailing);
     RUN(one_hold_off_that_finds_the_stream_paced_keeps_trailing);
     RUN(a_second_hold_off_that_finds_the_stream_paced_ends_trailing);
     RUN(a_faster_hold_off_between_two_paced_ones_keeps_trailing);

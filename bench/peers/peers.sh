@@ -5,7 +5,11 @@
 #     names a checkout of it, and Eclipse iceoryx when its Debian packages
 #     are installed (iceoryx, libiceoryx-binding-c-dev: this script starts
 #     iox-roudi for the run and stops it after);
-#   - between threads (bench/peers/aeron_vs_shared.c), with AERON only.
+#   - between threads (bench/peers/aeron_vs_shared.c), with AERON only;
+#   - with AERON, band (bench/peers/band.c): each side its own program set
+#     up as users do (prepare, attach_*_wait with region_fd), a consumer
+#     that reads every word in place, 1 MiB and 8 MiB rings, 64 B - 64 KiB
+#     with the 512 B - 3 KiB band in detail.
 # Aeron's ring is built in a scratch directory outside this project with
 # the fix of upstream PR #2015 applied (aeron_prepare.sh); nothing of
 # Aeron's is part of the project.
@@ -54,6 +58,8 @@ if [ -n "$aeron" ]; then
         -o "$out/processes" "$here/processes.c" "$here/../impl.c" "$fixed" -lpthread $iox_libs
     $cc -std=gnu11 -O3 -g -w -I"$work/c" -o "$out/threads" "$here/aeron_vs_shared.c" \
         "$here/../impl.c" "$fixed" -lpthread
+    $cc -std=gnu11 -O3 -g -w -D_GNU_SOURCE -DSHARED_RING_SHM -I"$work/c" -o "$out/band" \
+        "$here/band.c" "$here/../impl.c" "$fixed" -lpthread
 else
     echo "aeron peer: not given (make peers AERON=path-to-an-aeron-checkout adds it)"
     $cc -std=gnu11 -O3 -g -w -D_GNU_SOURCE -DSHARED_RING_SHM -DNO_AERON $iceoryx \
@@ -76,4 +82,6 @@ fi
 if [ -n "$aeron" ]; then
     echo
     "$out/threads" "$reps" "$seconds"
+    echo
+    "$out/band" "$reps" "$seconds"
 fi
