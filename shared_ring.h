@@ -216,12 +216,12 @@
    writes it, and lines cross between the cores again and again. So when 16 waits in a row each
    ended within trail_ns (default 2 us: a dense stream), shared_ring_read lets the producer run
    ahead: it holds off up to trail_ns, or until 64 KiB more are published, then reads the batch. A
-   hold-off in which fewer than 16 messages and 1 KiB arrive ends it, and so do two that find the
-   producer publishing at the rate it had while we read right behind it (within 4/5..5/4): a paced
-   stream gains nothing. The next trial then takes twice as many quick waits (up to 4096), so a
-   request/reply pair or a paced stream almost never pays it. The price, where it pays: a message
-   may wait up to trail_ns longer. trail_ns = 0 turns it off; read_some, peek and wait never hold
-   off; stats.trails counts the trials.
+   hold-off that ends short of 64 KiB, with fewer than 16 messages read and under 1 KiB published
+   meanwhile, ends it, and so do two that find the producer publishing at the rate it had while we
+   read right behind it (within 4/5..5/4): a paced stream gains nothing. The next trial then takes
+   twice as many quick waits (up to 4096), so a request/reply pair or a paced stream almost never
+   pays it. The price, where it pays: a message may wait up to trail_ns longer. trail_ns = 0 turns
+   it off; read_some, peek and wait never hold off; stats.trails counts the trials.
 
    Waiting. A side that must wait spins for spin_ns nanoseconds (default 50 us; time, not a count,
    because a pause instruction costs 10x more on some CPUs than on others; the clock is read every
@@ -4512,7 +4512,7 @@ static void srng_judge_hold_off(shared_ring_consumer *c, const srng_hold *h, int
     int rate = h->ahead ? SRNG_FASTER : srng_held_rate(c, h);
     /* Sparse: few messages and few bytes. Bytes too, or a dense stream of large messages (2 us
        holds fewer than 16 of 768 bytes) would read right behind the producer, each line crossing
-       twice (make peers, band: 0.6-0.9x Aeron's ring at 768 B - 2 KiB). */
+       twice (make peers, band: 0.57-0.83x Aeron's ring at 768 B - 2 KiB). */
     if (count < 0 || (!h->ahead && count < SRNG_TRAIL_MIN && h->published < SRNG_TRAIL_MIN_BYTES)) {
         srng_stop_trailing(c);
     } else if (rate == SRNG_FASTER) {

@@ -2077,6 +2077,12 @@ TEST(a_hold_off_that_finds_few_but_large_messages_keeps_trailing) {
     CHECK_EQ(cons.trial_gap, 16);
 }
 
+TEST(a_hold_off_of_few_messages_and_under_1_kib_ends_trailing) {
+    setup_trailing_three(2000);
+    judge(1023, 15);
+    CHECK_EQ(cons.trailing, 0);
+}
+
 TEST(one_hold_off_that_finds_the_stream_paced_keeps_trailing) {
     setup_trailing_three(2000);
     judge(1000, 20);
@@ -3971,6 +3977,7 @@ int main(void) {
     RUN(a_producer_faster_while_held_off_than_read_behind_keeps_trailing);
 #ifndef TESTS_EXTERNAL_IMPLEMENTATION
     RUN(a_hold_off_that_finds_few_but_large_messages_keeps_trailing);
+    RUN(a_hold_off_of_few_messages_and_under_1_kib_ends_trailing);
     RUN(one_hold_off_that_finds_the_stream_paced_keeps_trailing);
     RUN(a_second_hold_off_that_finds_the_stream_paced_ends_trailing);
     RUN(a_faster_hold_off_between_two_paced_ones_keeps_trailing);
