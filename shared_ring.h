@@ -1288,8 +1288,11 @@ typedef uint32_t srng_au32;
     __atomic_compare_exchange_n((ptr), &(expected), (v), 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)
 #define SRNG_FENCE() __atomic_thread_fence(__ATOMIC_SEQ_CST)
 #define SRNG_COMPILER_BARRIER() __atomic_signal_fence(__ATOMIC_SEQ_CST)
-#if __GCC_ATOMIC_LLONG_LOCK_FREE != 2 || __GCC_ATOMIC_INT_LOCK_FREE != 2
-#error "shared_ring.h needs lock-free 64-bit and 32-bit atomics on this target"
+#if __GCC_ATOMIC_LLONG_LOCK_FREE != 2
+#error "shared_ring.h needs lock-free 64-bit atomics on this target"
+#endif
+#if __GCC_ATOMIC_INT_LOCK_FREE != 2
+#error "shared_ring.h needs lock-free 32-bit atomics on this target"
 #endif
 #elif defined(__cplusplus)
 #include <atomic>
@@ -1318,10 +1321,11 @@ typedef _Atomic uint32_t srng_au32;
 #define SRNG_FENCE() atomic_thread_fence(memory_order_seq_cst)
 #define SRNG_COMPILER_BARRIER() atomic_signal_fence(memory_order_seq_cst)
 #endif
-#if !defined(SRNG_FAST_PATH) && \
-    (!defined(ATOMIC_LLONG_LOCK_FREE) || ATOMIC_LLONG_LOCK_FREE != 2 || \
-     !defined(ATOMIC_INT_LOCK_FREE) || ATOMIC_INT_LOCK_FREE != 2)
-#error "shared_ring.h needs lock-free 64-bit and 32-bit atomics on this target"
+#if !defined(SRNG_FAST_PATH) && (!defined(ATOMIC_LLONG_LOCK_FREE) || ATOMIC_LLONG_LOCK_FREE != 2)
+#error "shared_ring.h needs lock-free 64-bit atomics on this target"
+#endif
+#if !defined(SRNG_FAST_PATH) && (!defined(ATOMIC_INT_LOCK_FREE) || ATOMIC_INT_LOCK_FREE != 2)
+#error "shared_ring.h needs lock-free 32-bit atomics on this target"
 #endif
 
 /* A scheduling point at each load and store of a control word. Nothing in
