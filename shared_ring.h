@@ -644,21 +644,20 @@ typedef struct shared_ring_producer {
                              `published` while write_pos is beyond it */
     uint64_t read_cache;  /* last read_pos seen */
     uint64_t resume_free; /* hysteresis threshold in bytes */
-    uint64_t claim_len;   /* bytes of the open claim */
+    uint64_t claim_len;   /* bytes of the open claim; SRNG_NO_CLAIM: none */
     uint64_t cork_limit;  /* publish a corked batch at this many bytes */
     uint64_t fast_left;   /* a record this long or shorter may be written
                              at write_pos without any other check: room to
                              the end of the lap and of the known free space
                              (less the end mark), or 0 while FULL is
                              latched */
-    uint32_t claim_open;
+    uint32_t claim_skip;   /* bytes of filler before the open aligned claim's
+                              record, written at commit (else 0) */
     uint32_t cork_depth;
     uint32_t direct;       /* 1: a finished record goes out at once, with
                               no fence: fenceless, uncorked, nothing held back */
     uint32_t full_latched; /* FULL was reported; wait for resume_free */
     uint32_t closed;
-    uint32_t claim_skip;   /* bytes of filler before the open claim's record
-                              (an aligned claim), written at commit */
 } shared_ring_producer;
 
 /* Consumer handle: a plain struct you own. Private fields. */
@@ -1216,6 +1215,7 @@ enum {
 #define SRNG_PRODUCER_MAGIC 0x50524f44u
 #define SRNG_CONSUMER_MAGIC 0x434f4e53u
 #define SRNG_CLAIM_OPEN 0x434c4149u /* the producer's `open` while a plain claim is */
+#define SRNG_NO_CLAIM UINT64_MAX    /* claim_len while none is (a claim is below 2^31) */
 
 /* Casts a C++ build with -Wold-style-cast accepts: SRNG_CAST converts a
    value or a void pointer, SRNG_PUN reinterprets a pointer. */
@@ -1576,9 +1576,7 @@ static inline int srng_claim_fast(shared_ring_producer *p, size_t len, void **ou
     if (!srng_fast_fits(p, out, len, 0) && !srng_fast_fits(p, out, len, 1))
         return (shared_ring_claim)(p, len, out, timeout_ns);
     *out = p->s.data + (p->write_pos & p->s.mask) + SRNG_REC_HEADER;
-    p->claim_open = 1;
-    p->claim_len = len;
-    p->claim_skip = 0;
+    p->claim_len = len; /* claim_skip is 0: no aligned claim is open */
     p->s.open = SRNG_CLAIM_OPEN;
     return SHARED_RING_OK;
 }
@@ -1590,7 +1588,7 @@ SRNG_INLINE int srng_fast_commits(const shared_ring_producer *p, size_t len) {
 }
 
 SRNG_INLINE int srng_commit_direct(shared_ring_producer *p, size_t len, int fenced) {
-    p->claim_open = 0;
+    p->claim_len = SRNG_NO_CLAIM;
     p->s.open = SRNG_PRODUCER_MAGIC; /* not broken, not closed, not busy: it was CLAI */
     srng_publish_direct(p, p->write_pos, p->s.data + (p->write_pos & p->s.mask) + SRNG_REC_HEADER,
                         len, 0, fenced);
@@ -3451,11 +3449,11 @@ static void srng_end_direct(shared_ring_producer *p) {
     p->direct = 0;
 }
 
-/* Called after every change of claim_open, closed or broken. */
+/* Called after every change of claim_len (a claim opened or ended), closed or broken. */
 static void srng_update_open(shared_ring_producer *p) {
     uint32_t claimed = p->claim_skip == 0 ? SRNG_CLAIM_OPEN : 0u; /* aligned: not inline */
     p->s.open = (p->s.broken | p->closed) != 0 ? 0u
-                : p->claim_open                 ? claimed
+                : p->claim_len != SRNG_NO_CLAIM ? claimed
                                                 : SRNG_PRODUCER_MAGIC;
 }
 
@@ -3732,6 +3730,7 @@ SHARED_RING_API int shared_ring_attach_producer(shared_ring_producer *p, void *r
     int r;
     if (p == SRNG_NULL) return srng_refuse(SHARED_RING_ERR_ARG, "the handle is NULL");
     memset(&h, 0, sizeof h);
+    h.claim_len = SRNG_NO_CLAIM;
     r = srng_attach_side(&h.s, region, region_size, &o, SRNG_OFF_PRODUCER_ID);
     if (r != SHARED_RING_OK) return r;
     rd = SRNG_LOAD(srng_u64_at(h.s.region, SRNG_OFF_READ_POS), acquire);
@@ -3944,7 +3943,7 @@ static int srng_write_gate(const shared_ring_producer *p) {
         return SHARED_RING_OK;
     r = srng_producer_ok(p);
     if (r != SHARED_RING_OK) return r;
-    if (p->claim_open)
+    if (p->claim_len != SRNG_NO_CLAIM)
         return srng_refuse(SHARED_RING_ERR_STATE, "a claim is open: commit or abort it first");
     return srng_refuse(SHARED_RING_CLOSED, "this producer closed the stream: nothing more goes in");
 }
@@ -4042,7 +4041,6 @@ SRNG_INLINE int srng_claim_record(shared_ring_producer *p, size_t len, size_t al
     r = srng_begin(p, len, align - SRNG_REC_HEADER, timeout_ns, &dst);
     if (r != SHARED_RING_OK) return r;
     skip = (align - (SRNG_PUN(uintptr_t, dst) & (align - 1u))) & (align - 1u);
-    p->claim_open = 1;
     p->claim_len = len;
     p->claim_skip = SRNG_CAST(uint32_t, skip);
     srng_update_open(p);
@@ -4064,18 +4062,21 @@ SHARED_RING_API int shared_ring_claim_aligned(shared_ring_producer *p, size_t le
 SHARED_RING_API int(shared_ring_commit)(shared_ring_producer *p, size_t len) {
     int r = srng_producer_ok(p);
     if (r != SHARED_RING_OK) return r;
-    if (!p->claim_open) return srng_refuse(SHARED_RING_ERR_STATE, "no claim is open");
+    if (p->claim_len == SRNG_NO_CLAIM)
+        return srng_refuse(SHARED_RING_ERR_STATE, "no claim is open");
     if (len > p->claim_len)
         return srng_explain(SHARED_RING_ERR_TOO_BIG,
                             "commit of %u bytes is above the %u claimed (the claim stays open)",
                             len, p->claim_len, 0);
-    p->claim_open = 0;
+    p->claim_len = SRNG_NO_CLAIM;
     srng_update_open(p);
-    if (SRNG_LIKELY(p->claim_skip == 0)) /* a plain claim: skip is 0 at compile time */
+    if (SRNG_LIKELY(p->claim_skip == 0)) { /* a plain claim: skip is 0 at compile time */
         srng_finish(p, p->s.data + (p->write_pos & p->s.mask) + SRNG_REC_HEADER, len, 0);
-    else
-        srng_finish(p, p->s.data + ((p->write_pos + p->claim_skip) & p->s.mask) + SRNG_REC_HEADER,
-                    len, p->claim_skip);
+    } else {
+        uint32_t skip = p->claim_skip;
+        p->claim_skip = 0; /* the inline claim does not store it: it must be 0 when none is open */
+        srng_finish(p, p->s.data + ((p->write_pos + skip) & p->s.mask) + SRNG_REC_HEADER, len, skip);
+    }
     return SHARED_RING_OK;
 }
 
@@ -4083,8 +4084,10 @@ SHARED_RING_API int shared_ring_abort(shared_ring_producer *p) {
     int r = srng_producer_ok(p);
     /* Dropping a claim is harmless on a broken ring: let it be undone. */
     if (r != SHARED_RING_OK && r != SHARED_RING_ERR_CORRUPT) return r;
-    if (!p->claim_open) return srng_refuse(SHARED_RING_ERR_STATE, "no claim is open");
-    p->claim_open = 0;
+    if (p->claim_len == SRNG_NO_CLAIM)
+        return srng_refuse(SHARED_RING_ERR_STATE, "no claim is open");
+    p->claim_len = SRNG_NO_CLAIM;
+    p->claim_skip = 0; /* as at commit */
     srng_update_open(p);
     return SHARED_RING_OK;
 }

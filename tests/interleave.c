@@ -1117,7 +1117,7 @@ static int producer_of_aligned_claims(void) {
         if (r == 0) r = claim_aligned_at_once(&p, CAPACITY / 2u - 64u, 64u, SHARED_RING_FOREVER); /* fits */
     }
     /* closed even after a failure, so that the consumer ends */
-    if (p.claim_open) (void)shared_ring_abort(&p);
+    if (p.claim_len != SRNG_NO_CLAIM) (void)shared_ring_abort(&p);
     if (shared_ring_close(&p) != SHARED_RING_OK && r == 0) r = 230;
     return r;
 }

@@ -883,6 +883,37 @@ TEST(an_aligned_claim_in_a_cork_goes_out_with_the_batch) {
     CHECK(s.ptrs[1] == dst && (uintptr_t)s.ptrs[1] % 64 == 0);
 }
 
+/* A plain claim after an aligned one that left filler: the inline claim
+   does not store claim_skip, so commit and abort must have set it back to
+   0; a commit that goes out of line (here: corked after the claim) would
+   otherwise put a filler first and the message after the bytes written. */
+static void plain_claim_after_an_aligned_one(int abort_it) {
+    seen s;
+    void *dst, *plain;
+    setup(1024, 0);
+    CHECK_EQ(shared_ring_write_bytes(&prod, "x", 1, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_claim_aligned(&prod, 8, 64, &dst, 0), SHARED_RING_OK);
+    CHECK(dst != region + SHARED_RING_HEADER_SIZE + 16 + 8); /* it has filler */
+    CHECK_EQ(abort_it ? shared_ring_abort(&prod) : shared_ring_commit(&prod, 8), SHARED_RING_OK);
+    CHECK_EQ(drain(&s), abort_it ? 1 : 2);
+    CHECK_EQ(shared_ring_claim(&prod, 8, &plain, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_cork(&prod), SHARED_RING_OK);
+    memcpy(plain, "plain ok", 8);
+    CHECK_EQ(shared_ring_commit(&prod, 8), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_uncork(&prod), SHARED_RING_OK);
+    CHECK_EQ(drain(&s), 1);
+    CHECK(s.ptrs[0] == plain && s.lens[0] == 8);
+    CHECK(memcmp(s.text, "plain ok", 8) == 0);
+}
+
+TEST(a_plain_claim_after_a_committed_aligned_claim_has_no_filler) {
+    plain_claim_after_an_aligned_one(0);
+}
+
+TEST(a_plain_claim_after_an_aborted_aligned_claim_has_no_filler) {
+    plain_claim_after_an_aligned_one(1);
+}
+
 TEST(claim_aligned_takes_only_8_16_32_or_64) {
     static const size_t bad[] = { 0, 1, 4, 24, 128, 4096 };
     void *dst = region;
@@ -3888,6 +3919,8 @@ int main(void) {
     RUN(an_aborted_aligned_claim_leaves_no_filler);
     RUN(an_aligned_claim_that_does_not_fit_before_the_lap_end_starts_at_offset_0);
     RUN(an_aligned_claim_in_a_cork_goes_out_with_the_batch);
+    RUN(a_plain_claim_after_a_committed_aligned_claim_has_no_filler);
+    RUN(a_plain_claim_after_an_aborted_aligned_claim_has_no_filler);
     RUN(claim_aligned_takes_only_8_16_32_or_64);
     RUN(claim_aligned_refuses_a_region_not_that_aligned_in_this_process);
     RUN(an_aligned_claim_longer_than_max_message_is_too_big);
