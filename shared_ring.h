@@ -2225,12 +2225,11 @@ static void srng_wake(shared_ring_side *s, srng_au32 *word) {
 
    Whether a holder lives is the kernel's to say, never a guess. Given the file the region maps
    (options.region_fd, or prepare's; Linux), a side holds an open-file-description lock on the
-   file's byte at its block's offset, from before it takes the word until it gives it back. The
-   kernel drops the lock when the description's last descriptor closes: at detach, or when the
-   process dies, whatever namespace, container or hidepid hides it. So a LOCKED word whose byte is
-   free has a holder that is gone. Any other word of another process counts alive: without a file
-   no death is judged, and a waiting peer hears only of a detach (docs/processes.md). Looked at
-   only on slow paths: attach, prepare, a wait about to sleep (then every SRNG_LIVENESS_NS). */
+   file's byte at its block's offset, from before it takes the word until it gives it back; the
+   kernel drops it when the description's last descriptor closes (detach, or death, whatever
+   namespace, container or hidepid hides the process). Without a file a waiting peer hears only
+   of a detach (docs/processes.md). Looked at only on slow paths: attach, prepare, a wait about to
+   sleep (then every SRNG_LIVENESS_NS). */
 #if !defined(SHARED_RING_NO_OS_WAIT) && \
     ((defined(__APPLE__) && defined(__MACH__)) || defined(__linux__) || defined(_WIN32))
 #define SRNG_HAVE_IDENTITY 1
@@ -2252,28 +2251,6 @@ static uint64_t srng_mix(uint64_t x) {
     return x ^ (x >> 31);
 }
 
-#if defined(SRNG_HAVE_IDENTITY) && defined(_WIN32)
-static uint32_t srng_getpid(void) { return SRNG_CAST(uint32_t, GetCurrentProcessId()); }
-static uint64_t srng_pid_namespace(void) { return 1; } /* no namespaces: "the one" */
-#elif defined(SRNG_HAVE_IDENTITY)
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-static uint32_t srng_getpid(void) { return SRNG_CAST(uint32_t, getpid()); }
-#ifdef __linux__
-/* The pid namespace's inode, 0 if unknown (no /proc): pids of two namespaces don't compare. */
-static uint64_t srng_pid_namespace(void) {
-    struct stat st;
-    uint64_t ino; /* ino_t is 32-bit on some targets: widen without a cast */
-    if (stat("/proc/self/ns/pid", &st) != 0) return 0;
-    ino = st.st_ino;
-    return ino;
-}
-#else
-static uint64_t srng_pid_namespace(void) { return 1; } /* no namespaces: "the one" */
-#endif
-#endif
-
 /* Do two owner words name one process (whatever their state)? */
 static int srng_same_owner(uint64_t a, uint64_t b) {
     return ((a ^ b) & ~SRNG_CAST(uint64_t, SRNG_OWNER_STATE | SRNG_OWNER_LOCKED)) == 0u;
@@ -2290,26 +2267,39 @@ static uint64_t srng_in_state(uint64_t owner, uint32_t state) {
 }
 
 #ifdef SRNG_HAVE_IDENTITY
-/* Alike in every library copy of a process (a handle attached by one copy may be used through
-   another: SHARED_RING_STATIC), different between processes: the kernel's random bytes for the
-   program (Linux; a forked child inherits them, so the pid is mixed in below), the process's
-   creation time (Windows), or 0. */
-#if defined(__linux__)
-#include <sys/auxv.h>
-static uint64_t srng_process_number(void) {
-    const void *bytes = SRNG_PUN(const void *, getauxval(AT_RANDOM)); /* an unsigned long */
-    uint64_t x = 0;
-    if (bytes != SRNG_NULL) memcpy(&x, bytes, sizeof x);
-    return x;
-}
-#elif defined(_WIN32)
+/* srng_pid_namespace: its inode (pids of two namespaces don't compare), 0 if unknown, 1 where
+   there are none. srng_process_number: alike in every library copy of a process (SHARED_RING_STATIC
+   copies share handles), different between processes: the kernel's random bytes for the program
+   (Linux; a forked child inherits them, so the pid is mixed in), the creation time (Windows), 0. */
+#ifdef _WIN32
+static uint32_t srng_getpid(void) { return SRNG_CAST(uint32_t, GetCurrentProcessId()); }
+static uint64_t srng_pid_namespace(void) { return 1; }
 static uint64_t srng_process_number(void) {
     FILETIME created, exited, kernel, user;
     if (!GetProcessTimes(GetCurrentProcess(), &created, &exited, &kernel, &user)) return 0;
     return SRNG_CAST(uint64_t, created.dwHighDateTime) << 32 | created.dwLowDateTime;
 }
 #else
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+static uint32_t srng_getpid(void) { return SRNG_CAST(uint32_t, getpid()); }
+#ifdef __linux__
+#include <sys/auxv.h>
+static uint64_t srng_pid_namespace(void) {
+    struct stat st;
+    return stat("/proc/self/ns/pid", &st) == 0 ? st.st_ino : 0u; /* ino_t may be 32-bit */
+}
+static uint64_t srng_process_number(void) {
+    const void *bytes = SRNG_PUN(const void *, getauxval(AT_RANDOM)); /* an unsigned long */
+    uint64_t x = 0;
+    if (bytes != SRNG_NULL) memcpy(&x, bytes, sizeof x);
+    return x;
+}
+#else
+static uint64_t srng_pid_namespace(void) { return 1; }
 static uint64_t srng_process_number(void) { return 0; }
+#endif
 #endif
 
 /* Our owner word (ATTACHED, no LOCKED): the pid, and in the high half our number mixed with it. */
@@ -2407,58 +2397,28 @@ static int srng_byte_held(int own, unsigned id_off) {
     return type < 0 ? -1 : type != F_UNLCK;
 }
 
-/* Is this ring's id in the locked file (read via our description: no one else moves its offset)?
-   Asked once the claim holds the side, when no format can change it. OK or ERR_ARG. */
-static int srng_file_holds(int own, const unsigned char *region) {
-    uint64_t ring_id = 0;
-    if (own < 0) return SHARED_RING_OK;
-    if (lseek(own, SRNG_OFF_RING_ID, SEEK_SET) == SRNG_OFF_RING_ID &&
-        read(own, &ring_id, sizeof ring_id) == SRNG_CAST(long, sizeof ring_id) &&
-        ring_id == SRNG_LOAD(SRNG_PUN(const srng_au64 *, region + SRNG_OFF_RING_ID), relaxed))
-        return SHARED_RING_OK;
-    return srng_refuse(SHARED_RING_ERR_ARG, "region_fd is not the file this ring is mapped from");
-}
-
-/* Does the file (via our description) hold `owner` at the side's offset, as the region does? Else
-   region_fd is not the file mapped from offset 0, and its locks say nothing of this ring. */
-static int srng_file_shows(int own, unsigned id_off, uint64_t owner) {
+/* Does the file (read via our description: no one else moves its offset) hold `value` at `off`,
+   as the region does (an owner word, the ring id)? Else region_fd is not the file mapped from
+   offset 0, and its locks say nothing of this ring. */
+static int srng_file_shows(int own, unsigned off, uint64_t value) {
     uint64_t w = 0;
-    return own >= 0 && lseek(own, SRNG_CAST(off_t, id_off), SEEK_SET) == SRNG_CAST(off_t, id_off) &&
-           read(own, &w, sizeof w) == SRNG_CAST(long, sizeof w) && w == owner;
+    return own >= 0 && lseek(own, SRNG_CAST(off_t, off), SEEK_SET) == SRNG_CAST(off_t, off) &&
+           read(own, &w, sizeof w) == SRNG_CAST(long, sizeof w) && w == value;
 }
 
 static void srng_close_own(int own) {
     if (own >= 0) close(own);
 }
-#else
-/* No open-file-description locks: region_fd is not used. */
+#else /* no open-file-description locks: region_fd is not used, `own` is -1 (as without /proc) */
 static int srng_open_own(int fd, int *own) {
     (void)fd;
     *own = -1;
     return SHARED_RING_OK;
 }
-#ifdef SRNG_HAVE_IDENTITY
-static int srng_lock_byte(int own, unsigned id_off) {
-    (void)own;
-    (void)id_off;
-    return -1;
-}
-#endif
-static int srng_byte_held(int own, unsigned id_off) {
-    (void)own;
-    (void)id_off;
-    return -1;
-}
-static int srng_file_holds(int own, const unsigned char *region) {
-    (void)own;
-    (void)region;
-    return SHARED_RING_OK;
-}
-static int srng_file_shows(int own, unsigned id_off, uint64_t owner) {
-    (void)own;
-    (void)id_off;
-    (void)owner;
-    return 0;
+static int srng_byte_held(int own, unsigned id_off) { return (void)own, (void)id_off, -1; }
+#define srng_lock_byte srng_byte_held /* -1: no lock to be had */
+static int srng_file_shows(int own, unsigned off, uint64_t value) {
+    return (void)own, (void)off, (void)value, 0;
 }
 static void srng_close_own(int own) { (void)own; }
 #endif
@@ -2492,35 +2452,33 @@ static void srng_write_identity(unsigned char *region, unsigned id_off, uint64_t
     SRNG_STORE(srng_u64_at(region, slot + SRNG_SLOT_WHO), srng_in_state(owner, 0), release);
 }
 
-/* The pid namespace of `owner`'s holder, or 0 if its slot names another word (a former holder's,
-   or none yet) before or after the namespace is read. */
-static uint64_t srng_holder_ns(const unsigned char *region, unsigned id_off, uint64_t owner) {
+/* Does the slot place `owner`'s holder in our pid namespace? Not if it names another word (a
+   former holder's, or none yet) before or after the namespace is read, nor if that is unknown. */
+static int srng_placed_here(const unsigned char *region, unsigned id_off, uint64_t owner) {
     unsigned slot = id_off + SRNG_ID_SLOT;
     uint64_t who = srng_in_state(owner, 0), ns;
-    if (srng_id_field(region, slot + SRNG_SLOT_WHO) != who) return 0u;
+    if (srng_id_field(region, slot + SRNG_SLOT_WHO) != who) return 0;
     ns = srng_id_field(region, slot + SRNG_SLOT_NS);
-    return srng_id_field(region, slot + SRNG_SLOT_WHO) == who ? ns : 0u;
+    return srng_id_field(region, slot + SRNG_SLOT_WHO) == who && ns != 0u &&
+           ns == srng_pid_namespace();
 }
 
 /* Held by this very process? Only if its word is ours (pid and number) and its slot puts it in our
-   pid namespace (a child of ours in a new namespace may share both). Unknown namespace: no. */
+   pid namespace (a child of ours in a new namespace may share both). */
 static int srng_in_this_process(const unsigned char *region, unsigned id_off) {
-    uint64_t owner = srng_owner_load(region, id_off), ns;
-    if (owner == 0u || !srng_same_owner(owner, srng_my_word())) return 0;
-    ns = srng_holder_ns(region, id_off, owner);
-    return ns != 0u && ns == srng_pid_namespace();
+    uint64_t owner = srng_owner_load(region, id_off);
+    return owner != 0u && srng_same_owner(owner, srng_my_word()) &&
+           srng_placed_here(region, id_off, owner);
 }
 
 /* Was the last holder this process (the slot a release leaves names our word in our namespace)?
    Then a byte held over the FREE word is likely a description of ours (a lost handle taken back, a
    child's copy): not a claim to wait for. */
 static int srng_last_held_here(const unsigned char *region, unsigned id_off) {
-    uint64_t mine = srng_my_word(), ns = srng_holder_ns(region, id_off, mine);
-    return ns != 0u && ns == srng_pid_namespace();
+    return srng_placed_here(region, id_off, srng_my_word());
 }
 
 /* ---- the judge: is a holder gone? -----------------------------------------
-   Only when the kernel says so, never on a guess:
    - its word says LOCKED and its byte is free (locked before the word, unlocked after), asked via
      our description `own`, which must show the same word at that offset (a region_fd of another
      file, or of a mapping not at offset 0, judges nothing). A claim judges only while it holds
@@ -2561,29 +2519,24 @@ static int srng_pid_ended(uint32_t pid) {
     return waited == WAIT_OBJECT_0;
 }
 #else
-static int srng_pid_ended(uint32_t pid) {
-    (void)pid;
-    return 0; /* nothing certain to ask */
-}
+static int srng_pid_ended(uint32_t pid) { return (void)pid, 0; } /* nothing certain to ask */
 #endif
 
 static int srng_gone(const unsigned char *region, unsigned id_off, uint64_t owner, int own,
                      int have_byte) {
     uint32_t pid = SRNG_CAST(uint32_t, owner) & SRNG_OWNER_PID;
-    uint64_t ns;
     if ((owner & SRNG_OWNER_LOCKED) != 0u && srng_file_shows(own, id_off, owner) &&
         (have_byte || srng_byte_held(own, id_off) == 0))
         return 1;
-    ns = srng_holder_ns(region, id_off, owner);
-    return pid != SRNG_OWNER_PID && ns != 0u && ns == srng_pid_namespace() && srng_pid_ended(pid);
+    return srng_placed_here(region, id_off, owner) && pid != SRNG_OWNER_PID && srng_pid_ended(pid);
 }
 
 /* Take the owner word at id_off for `want` (our word, CLAIMING or FORMATTING), `locked` being what
    srng_lock_byte gave: from FREE, unless another description holds the byte (a claim or prepare in
    progress: *live 0); from a holder gone for certain (judged via `own`); or, with take_back, from
    a word of this process. `judge` 0 takes any word (a region holding no ring of this layout: its
-   words mean nothing). Returns 1 taken; 0 with the word in the way in *live; -1 when region_fd is
-   not this region's file. */
+   words mean nothing). Returns 1 taken; 0 with the word in the way in *live; ERR_ARG when
+   region_fd is not this region's file. */
 static int srng_take(unsigned char *region, unsigned id_off, uint64_t want, int take_back,
                      int judge, int own, int locked, uint64_t *live) {
     for (;;) {
@@ -2607,7 +2560,8 @@ static int srng_take(unsigned char *region, unsigned id_off, uint64_t want, int 
        word back at once (a judge with the right file may find the byte free, no longer a lie). */
     if ((want & SRNG_OWNER_LOCKED) != 0u && !srng_file_shows(own, id_off, want)) {
         (void)srng_owner_move(region, id_off, want, 0u);
-        return -1;
+        return srng_refuse(SHARED_RING_ERR_ARG,
+                           "region_fd is not the file this ring is mapped from");
     }
     return 1;
 }
@@ -2625,25 +2579,20 @@ static int srng_taken_refusal(uint64_t live, uint64_t mine) {
                             : "process %u holds the side (alive, or not known to be dead)",
                         live & SRNG_OWNER_PID, 0, 0);
 }
-#else
+#else /* who holds a side cannot be told: fence, and judge no one gone */
 static int srng_in_this_process(const unsigned char *region, unsigned id_off) {
-    (void)region;
-    (void)id_off;
-    return 0; /* who holds a side cannot be told: fence */
+    return (void)region, (void)id_off, 0;
 }
 static int srng_gone(const unsigned char *region, unsigned id_off, uint64_t owner, int own,
                      int have_byte) {
-    (void)region, (void)id_off, (void)owner, (void)own, (void)have_byte;
-    return 0;
+    return (void)region, (void)id_off, (void)owner, (void)own, (void)have_byte, 0;
 }
 #endif
 
-/* An attach's claim on the side at id_off: the lock first (via the handle's description `own`, if
-   any), then the word: CLAIMING with our word, LOCKED if the lock is ours. Over a held word the
-   CAS follows the judge: its holder may be gone while a forked child keeps its description (judged
-   by its pid). Returns OK with the word in *owner (0 without identities), ERR_BUSY (a live process
-   holds the side or is attaching as it, this one included) or NOT_FORMATTED (a prepare or a claim
-   holds it for a moment, see srng_take: the _wait forms retry). */
+/* An attach's claim on the side at id_off: the lock, then the word (CLAIMING, LOCKED if the lock
+   is ours; srng_take). Returns OK with the word in *owner (0 without identities), ERR_BUSY (a live
+   process, this one included, holds the side or is attaching as it), NOT_FORMATTED (a prepare or
+   a claim holds it for a moment: the _wait forms retry) or ERR_ARG (region_fd). */
 static int srng_claim(unsigned char *region, unsigned id_off, uint32_t flags, int own,
                       uint64_t *owner) {
 #ifdef SRNG_HAVE_IDENTITY
@@ -2653,15 +2602,10 @@ static int srng_claim(unsigned char *region, unsigned id_off, uint32_t flags, in
     if (locked == 1) mine |= SRNG_OWNER_LOCKED;
     taken = srng_take(region, id_off, mine, (flags & SHARED_RING_TAKE_BACK) != 0u, 1, own, locked,
                       &live);
-    if (taken < 0)
-        return srng_refuse(SHARED_RING_ERR_ARG, "region_fd is not the file this ring is mapped from");
-    if (taken == 0) return srng_taken_refusal(live, mine);
+    if (taken <= 0) return taken < 0 ? taken : srng_taken_refusal(live, mine);
     *owner = mine;
 #else
-    (void)region;
-    (void)id_off;
-    (void)flags;
-    (void)own;
+    (void)region, (void)id_off, (void)flags, (void)own;
     *owner = 0;
 #endif
     return SHARED_RING_OK;
@@ -2700,26 +2644,21 @@ static int srng_side_lost(const shared_ring_side *s) {
 }
 
 /* A handle used by a process other than its attacher (a child forked after attach) may not detach
-   (freeing a side the attacher still uses), close or wait until it adopted the handle. Checked
-   only where a system call is cheap next to the call: the hot path cannot afford getpid.
-   ERR_HANDLE with the reason, or OK. */
-static int srng_side_lost(const shared_ring_side *s);
+   (freeing a side the attacher still uses), close or wait until it adopted the handle: ERR_HANDLE.
+   Checked only where a system call is cheap next to the call: the hot path cannot afford getpid. */
 static int srng_foreign(const shared_ring_side *s) {
+    if (s->owner == 0) return SHARED_RING_OK; /* always, without identities */
 #ifdef SRNG_HAVE_IDENTITY
-    if (s->owner == 0) return SHARED_RING_OK;
     if (!srng_same_owner(s->owner, srng_my_word()))
         return srng_explain(SHARED_RING_ERR_HANDLE,
                             "process %u attached this handle; a forked child adopts it "
                             "(shared_ring_adopt_*) or attaches its own",
                             s->owner & SRNG_OWNER_PID, 0, 0);
+#endif
     return srng_side_lost(s) ? srng_refuse(SHARED_RING_ERR_HANDLE,
                                            "the side is no longer this handle's (a child "
                                            "adopted it, or it was taken back)")
                              : SHARED_RING_OK;
-#else
-    (void)s;
-    return SHARED_RING_OK;
-#endif
 }
 
 /* Is the peer's word `owner` news? ATTACHED, not the known peer: a new peer. No longer naming the
@@ -2768,9 +2707,8 @@ static void srng_drop_peer_fd(shared_ring_side *s) {
    pid's new process is watched instead: a death missed, never one made up). */
 static int srng_open_peer_fd(shared_ring_side *s, unsigned peer, uint64_t owner) {
     uint32_t pid = SRNG_CAST(uint32_t, owner) & SRNG_OWNER_PID;
-    uint64_t ns = srng_holder_ns(s->region, peer, owner);
     int fd;
-    if (ns == 0u || ns != srng_pid_namespace())
+    if (!srng_placed_here(s->region, peer, owner))
         return srng_refuse(SHARED_RING_ERR_STATE,
                            "the peer's process cannot be placed from here (another pid "
                            "namespace, no /proc, or it is still attaching)");
@@ -2790,10 +2728,7 @@ static int srng_open_peer_fd(shared_ring_side *s, unsigned peer, uint64_t owner)
     return fd;
 }
 #else
-static int srng_peer_exited(const shared_ring_side *s) {
-    (void)s;
-    return 0;
-}
+static int srng_peer_exited(const shared_ring_side *s) { return (void)s, 0; }
 static void srng_drop_peer_fd(shared_ring_side *s) { (void)s; }
 #endif
 
@@ -3296,9 +3231,8 @@ static shared_ring_options srng_resolve_options(const shared_ring_options *given
     return o;
 }
 
-/* Validate the region and options, claim the side's identity block and fill the common part of a
-   handle. The caller sets the handle's magic last, so a failed attach leaves the handle unusable
-   (and the caller gives the claim back with srng_release_side). */
+/* Validate the region and options, claim the side's identity block (given back on failure) and
+   fill the common part of a handle. The caller sets the handle's magic last. */
 static int srng_attach_side(shared_ring_side *s, void *region, size_t region_size,
                             const shared_ring_options *opt, unsigned id_off) {
     unsigned char *r8 = SRNG_CAST(unsigned char *, region);
@@ -3327,7 +3261,12 @@ static int srng_attach_side(shared_ring_side *s, void *region, size_t region_siz
     /* Read again: a prepare may have formatted the region anew before our claim; none can now, so
        this header is the one we attach to. */
     if (r == SHARED_RING_OK) r = srng_read_geometry(region, region_size, &g);
-    if (r == SHARED_RING_OK) r = srng_file_holds(s->lock_fd, r8);
+    /* The ring id in the locked file too? Asked once the claim holds the side: no format can
+       change it now. */
+    if (r == SHARED_RING_OK && s->lock_fd >= 0 &&
+        !srng_file_shows(s->lock_fd, SRNG_OFF_RING_ID,
+                         SRNG_LOAD(srng_u64_at(r8, SRNG_OFF_RING_ID), relaxed)))
+        r = srng_refuse(SHARED_RING_ERR_ARG, "region_fd is not the file this ring is mapped from");
     if (r != SHARED_RING_OK) {
         srng_release_side(s, r8, id_off);
         return r;
@@ -3359,8 +3298,7 @@ static int srng_attach_side(shared_ring_side *s, void *region, size_t region_siz
 
 /* An attach's last step, given what its own checks of the region found (`checked`): ATTACHED if
    they passed, else the claim given back. The caller's handle is untouched until the attach
-   succeeded: a second attach on an attached handle leaves it working (and a handle is never read
-   before it is written: it may be uninitialized). */
+   succeeded: a second attach on an attached handle leaves it working (it may be uninitialized). */
 static int srng_conclude_attach(shared_ring_side *s, unsigned id_off, int checked) {
     int r = checked == SHARED_RING_OK ? srng_attached(s, id_off) : checked;
     if (r != SHARED_RING_OK) srng_release_side(s, s->region, id_off);
@@ -3614,26 +3552,22 @@ static int srng_holds_stream(unsigned char *r, size_t region_size) {
            SRNG_LOAD(srng_u32_at(r, SRNG_OFF_CLOSE_SEEN), relaxed) == 0u; /* an unread close */
 }
 
-/* prepare's hold on one side: its lock through our description `own` (when there is one), then
-   its word, *mark (FORMATTING, LOCKED once the lock is ours): from FREE or a holder gone for
-   certain, as srng_claim. Returns OK, 1 (a live side is attached), ERR_BUSY (a live prepare or
-   attach holds or is taking it: try again) or ERR_ARG (region_fd is not this region's file). */
+/* prepare's hold on one side, as srng_claim's: *mark (FORMATTING, LOCKED once the lock is ours).
+   Returns OK, 1 (a live side is attached), ERR_BUSY (a live prepare or attach holds or is taking
+   it: try again) or ERR_ARG (region_fd is not this region's file). */
 static int srng_hold_side(unsigned char *r, unsigned id_off, uint64_t *mark, int judge, int own) {
     uint64_t live = 0;
     int taken, locked = srng_lock_byte(own, id_off); /* prepare's */
     if (locked == 1) *mark |= SRNG_OWNER_LOCKED; /* only a lock held says so */
     taken = srng_take(r, id_off, *mark, 0, judge, own, locked, &live);
-    if (taken < 0)
-        return srng_refuse(SHARED_RING_ERR_ARG, "region_fd is not the file this ring is mapped from");
-    if (taken > 0) return SHARED_RING_OK;
+    if (taken != 0) return taken > 0 ? SHARED_RING_OK : taken;
     /* An attach or prepare in progress ends soon: attached (ring kept) or gone (we try again). */
     return srng_is_attached(live) ? 1 : SHARED_RING_ERR_BUSY;
 }
 
-/* prepare's hold on the region: both owner words FORMATTING with our word (each LOCKED when `own`
-   took its lock), taken in one order (producer, then consumer). Returns OK (both held), 1 (a live
-   side attached), or ERR_BUSY (try again); on any refusal the word already taken is given back,
-   and since a FORMATTING word is never a peer, no reader sees it come and go. */
+/* prepare's hold on the region: both owner words, producer first. Returns as srng_hold_side; on a
+   refusal the word already taken is given back (a FORMATTING word is never a peer: no reader sees
+   it come and go). */
 static int srng_hold_for_format(unsigned char *r, int own) {
     uint32_t magic = SRNG_LOAD(srng_u32_at(r, SRNG_OFF_MAGIC), acquire);
     /* owner words of a region that holds no ring of this layout mean nothing */
@@ -3648,9 +3582,8 @@ static int srng_hold_for_format(unsigned char *r, int own) {
     return res;
 }
 
-/* Format unless in use, holding both sides (identities supported). The locks go with our
-   description, closed between tries (a failed try must not keep a byte another prepare waits for)
-   and at the end, after the words are given back. */
+/* Format unless in use, holding both sides. The locks go with our description, closed between
+   tries (a failed try must not keep a byte another prepare waits for) and after the words. */
 static int srng_prepare_held(unsigned char *r, size_t region_size, size_t capacity,
                              size_t max_message, int region_fd) {
     int own, tries, res;
@@ -5006,43 +4939,47 @@ static int srng_wait_many(srng_set *set, uint64_t timeout_ns) {
 
 /* ---- either side ------------------------------------------------------------ */
 
-/* Give our identity block back and wake a sleeping peer, which then finds us gone (the fence: our
-   owner word's store before reading its sleeping word, against its announce / fence / look). */
-static void srng_leave(shared_ring_side *s, unsigned id_off, unsigned peer_sleep_off) {
+/* A detach (of a broken handle too): unless a process other than the attacher calls it (it says
+   why), give our identity block back (a side lost is only dropped) and wake a sleeping peer, which
+   then finds us gone (the fence: our owner word's store before reading its sleeping word, against
+   its announce / fence / look). The producer `p` first publishes what a cork held back. */
+static int srng_leave(shared_ring_side *s, shared_ring_producer *p, uint32_t magic,
+                      unsigned id_off, unsigned peer_sleep_off) {
+    int r = srng_refusal(s, magic), lost;
+    if (r != SHARED_RING_OK && r != SHARED_RING_ERR_CORRUPT) return r;
+    lost = srng_side_lost(s);
+    if (!lost && srng_foreign(s) != SHARED_RING_OK) return SHARED_RING_ERR_HANDLE;
+    if (p != SRNG_NULL && r == SHARED_RING_OK && !lost) srng_publish(p);
     srng_drop_peer_fd(s);
     srng_release_side(s, s->region, id_off);
     SRNG_FENCE();
     srng_wake_sleeper_now(s, srng_u32_at(s->region, peer_sleep_off));
+    return SHARED_RING_OK;
 }
 
 SHARED_RING_API int shared_ring_detach_producer(shared_ring_producer *p) {
-    int r = srng_refusal(p != SRNG_NULL ? &p->s : SRNG_NULL, SRNG_PRODUCER_MAGIC), lost;
-    if (r != SHARED_RING_OK && r != SHARED_RING_ERR_CORRUPT) return r;
-    lost = srng_side_lost(&p->s); /* then the handle is only dropped */
-    if (!lost && srng_foreign(&p->s) != SHARED_RING_OK) return SHARED_RING_ERR_HANDLE;
-    if (r == SHARED_RING_OK && !lost) srng_publish(p); /* what a cork held back */
-    srng_leave(&p->s, SRNG_OFF_PRODUCER_ID, SRNG_OFF_CONSUMER_SLEEPING);
-    memset(p, 0, sizeof *p);
-    return SHARED_RING_OK;
+    int r = srng_leave(p != SRNG_NULL ? &p->s : SRNG_NULL, p, SRNG_PRODUCER_MAGIC,
+                       SRNG_OFF_PRODUCER_ID, SRNG_OFF_CONSUMER_SLEEPING);
+    if (r == SHARED_RING_OK) memset(p, 0, sizeof *p);
+    return r;
 }
 
 SHARED_RING_API int shared_ring_detach_consumer(shared_ring_consumer *c) {
-    int r = srng_refusal(c != SRNG_NULL ? &c->s : SRNG_NULL, SRNG_CONSUMER_MAGIC);
-    if (r != SHARED_RING_OK && r != SHARED_RING_ERR_CORRUPT) return r;
-    if (!srng_side_lost(&c->s) && srng_foreign(&c->s) != SHARED_RING_OK)
-        return SHARED_RING_ERR_HANDLE; /* it said why */
-    srng_leave(&c->s, SRNG_OFF_CONSUMER_ID, SRNG_OFF_PRODUCER_SLEEPING);
-    memset(c, 0, sizeof *c);
-    return SHARED_RING_OK;
+    int r = srng_leave(c != SRNG_NULL ? &c->s : SRNG_NULL, SRNG_NULL, SRNG_CONSUMER_MAGIC,
+                       SRNG_OFF_CONSUMER_ID, SRNG_OFF_PRODUCER_SLEEPING);
+    if (r == SHARED_RING_OK) memset(c, 0, sizeof *c);
+    return r;
 }
 
 /* Our identity in place of the attacher's (the same description's inherited kernel lock stays
    ours), a new attach id so a peer's fenceless choice for the attacher no longer holds, and the
-   attach-time announcement again (the peer chooses anew). */
-static int srng_adopt(shared_ring_side *s, unsigned id_off, unsigned own_sleep, unsigned peer_sleep) {
+   attach-time announcement again (the peer chooses anew). Past the gate of side `magic`. */
+static int srng_adopt(shared_ring_side *s, uint32_t magic, unsigned id_off, unsigned own_sleep,
+                      unsigned peer_sleep) {
+    int r = srng_refusal(s, magic);
 #ifdef SRNG_HAVE_IDENTITY
     uint64_t mine;
-    if (srng_foreign(s) == SHARED_RING_OK) return SHARED_RING_OK;
+    if (r != SHARED_RING_OK || srng_foreign(s) == SHARED_RING_OK) return r;
     mine = srng_my_word() | (s->owner & SRNG_OWNER_LOCKED);
     if (!srng_owner_move(s->region, id_off, s->owner, mine))
         return srng_refuse(SHARED_RING_ERR_BUSY,
@@ -5055,26 +4992,19 @@ static int srng_adopt(shared_ring_side *s, unsigned id_off, unsigned own_sleep, 
     s->barrier_peer = 0; /* choose again, for this process */
     srng_announce_mode(s, own_sleep, peer_sleep);
 #else
-    (void)s;
-    (void)id_off;
-    (void)own_sleep;
-    (void)peer_sleep;
+    (void)id_off, (void)own_sleep, (void)peer_sleep;
 #endif
-    return SHARED_RING_OK;
+    return r;
 }
 
 SHARED_RING_API int shared_ring_adopt_producer(shared_ring_producer *p) {
-    int r = srng_refusal(p != SRNG_NULL ? &p->s : SRNG_NULL, SRNG_PRODUCER_MAGIC);
-    if (r != SHARED_RING_OK) return r;
-    return srng_adopt(&p->s, SRNG_OFF_PRODUCER_ID, SRNG_OFF_PRODUCER_SLEEPING,
-                      SRNG_OFF_CONSUMER_SLEEPING);
+    return srng_adopt(p != SRNG_NULL ? &p->s : SRNG_NULL, SRNG_PRODUCER_MAGIC, SRNG_OFF_PRODUCER_ID,
+                      SRNG_OFF_PRODUCER_SLEEPING, SRNG_OFF_CONSUMER_SLEEPING);
 }
 
 SHARED_RING_API int shared_ring_adopt_consumer(shared_ring_consumer *c) {
-    int r = srng_refusal(c != SRNG_NULL ? &c->s : SRNG_NULL, SRNG_CONSUMER_MAGIC);
-    if (r != SHARED_RING_OK) return r;
-    return srng_adopt(&c->s, SRNG_OFF_CONSUMER_ID, SRNG_OFF_CONSUMER_SLEEPING,
-                      SRNG_OFF_PRODUCER_SLEEPING);
+    return srng_adopt(c != SRNG_NULL ? &c->s : SRNG_NULL, SRNG_CONSUMER_MAGIC, SRNG_OFF_CONSUMER_ID,
+                      SRNG_OFF_CONSUMER_SLEEPING, SRNG_OFF_PRODUCER_SLEEPING);
 }
 
 /* One side's identity block, as an inspector sees it. */
