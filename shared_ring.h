@@ -682,7 +682,6 @@ typedef struct shared_ring_consumer {
                               handles have one size, so a handle of the
                               wrong side is caught by its magic without
                               reading past it.) */
-    uint32_t spare;        /* 0: the producer's size on 32-bit ABIs too */
 } shared_ring_consumer;
 
 /* A message handed out by shared_ring_peek(). `data` points into the ring,
@@ -2227,8 +2226,8 @@ static void srng_wake(shared_ring_side *s, srng_au32 *word) {
    (options.region_fd, or prepare's; Linux), a side holds an open-file-description lock on the
    file's byte at its block's offset, from before it takes the word until it gives it back; the
    kernel drops it when the description's last descriptor closes (detach, or death, whatever
-   namespace, container or hidepid hides the process). Without a file a waiting peer hears only
-   of a detach (docs/processes.md). Looked at only on slow paths: attach, prepare, a wait about to
+   namespace, container or hidepid hides the process). Without a file a holder is judged by its
+   pid where the kernel can say for certain, else counted alive (below). Looked at only on slow paths: attach, prepare, a wait about to
    sleep (then every SRNG_LIVENESS_NS). */
 #if !defined(SHARED_RING_NO_OS_WAIT) && \
     ((defined(__APPLE__) && defined(__MACH__)) || defined(__linux__) || defined(_WIN32))
@@ -2415,10 +2414,11 @@ static int srng_open_own(int fd, int *own) {
     *own = -1;
     return SHARED_RING_OK;
 }
-static int srng_byte_held(int own, unsigned id_off) { return (void)own, (void)id_off, -1; }
-#define srng_lock_byte srng_byte_held /* -1: no lock to be had */
+static int srng_byte_held(int own, unsigned id_off) { (void)own, (void)id_off; return -1; }
+static int srng_lock_byte(int own, unsigned id_off) { (void)own, (void)id_off; return -1; }
 static int srng_file_shows(int own, unsigned off, uint64_t value) {
-    return (void)own, (void)off, (void)value, 0;
+    (void)own, (void)off, (void)value;
+    return 0;
 }
 static void srng_close_own(int own) { (void)own; }
 #endif
@@ -2519,7 +2519,7 @@ static int srng_pid_ended(uint32_t pid) {
     return waited == WAIT_OBJECT_0;
 }
 #else
-static int srng_pid_ended(uint32_t pid) { return (void)pid, 0; } /* nothing certain to ask */
+static int srng_pid_ended(uint32_t pid) { (void)pid; return 0; } /* nothing certain to ask */
 #endif
 
 static int srng_gone(const unsigned char *region, unsigned id_off, uint64_t owner, int own,
@@ -2528,7 +2528,7 @@ static int srng_gone(const unsigned char *region, unsigned id_off, uint64_t owne
     if ((owner & SRNG_OWNER_LOCKED) != 0u && srng_file_shows(own, id_off, owner) &&
         (have_byte || srng_byte_held(own, id_off) == 0))
         return 1;
-    return srng_placed_here(region, id_off, owner) && pid != SRNG_OWNER_PID && srng_pid_ended(pid);
+    return pid != SRNG_OWNER_PID && srng_placed_here(region, id_off, owner) && srng_pid_ended(pid);
 }
 
 /* Take the owner word at id_off for `want` (our word, CLAIMING or FORMATTING), `locked` being what
@@ -2581,11 +2581,13 @@ static int srng_taken_refusal(uint64_t live, uint64_t mine) {
 }
 #else /* who holds a side cannot be told: fence, and judge no one gone */
 static int srng_in_this_process(const unsigned char *region, unsigned id_off) {
-    return (void)region, (void)id_off, 0;
+    (void)region, (void)id_off;
+    return 0;
 }
 static int srng_gone(const unsigned char *region, unsigned id_off, uint64_t owner, int own,
                      int have_byte) {
-    return (void)region, (void)id_off, (void)owner, (void)own, (void)have_byte, 0;
+    (void)region, (void)id_off, (void)owner, (void)own, (void)have_byte;
+    return 0;
 }
 #endif
 
@@ -2728,7 +2730,7 @@ static int srng_open_peer_fd(shared_ring_side *s, unsigned peer, uint64_t owner)
     return fd;
 }
 #else
-static int srng_peer_exited(const shared_ring_side *s) { return (void)s, 0; }
+static int srng_peer_exited(const shared_ring_side *s) { (void)s; return 0; }
 static void srng_drop_peer_fd(shared_ring_side *s) { (void)s; }
 #endif
 
@@ -3994,6 +3996,7 @@ SHARED_RING_API int shared_ring_claim_aligned(shared_ring_producer *p, size_t le
 
 SHARED_RING_API int(shared_ring_commit)(shared_ring_producer *p, size_t len) {
     int r = srng_producer_ok(p);
+    uint32_t skip;
     if (r != SHARED_RING_OK) return r;
     if (p->claim_len == SRNG_NO_CLAIM)
         return srng_refuse(SHARED_RING_ERR_STATE, "no claim is open");
@@ -4001,15 +4004,14 @@ SHARED_RING_API int(shared_ring_commit)(shared_ring_producer *p, size_t len) {
         return srng_explain(SHARED_RING_ERR_TOO_BIG,
                             "commit of %u bytes is above the %u claimed (the claim stays open)",
                             len, p->claim_len, 0);
+    skip = p->claim_skip;
     p->claim_len = SRNG_NO_CLAIM;
+    p->claim_skip = 0; /* the inline claim does not store it: it must be 0 when none is open */
     srng_update_open(p);
-    if (SRNG_LIKELY(p->claim_skip == 0)) { /* a plain claim: skip is 0 at compile time */
+    if (SRNG_LIKELY(skip == 0)) /* a plain claim: skip is 0 at compile time */
         srng_finish(p, p->s.data + (p->write_pos & p->s.mask) + SRNG_REC_HEADER, len, 0);
-    } else {
-        uint32_t skip = p->claim_skip;
-        p->claim_skip = 0; /* the inline claim does not store it: it must be 0 when none is open */
+    else
         srng_finish(p, p->s.data + ((p->write_pos + skip) & p->s.mask) + SRNG_REC_HEADER, len, skip);
-    }
     return SHARED_RING_OK;
 }
 
