@@ -2415,7 +2415,9 @@ static int srng_open_own(int fd, int *own) {
     return SHARED_RING_OK;
 }
 static int srng_byte_held(int own, unsigned id_off) { (void)own, (void)id_off; return -1; }
+#ifdef SRNG_HAVE_IDENTITY
 static int srng_lock_byte(int own, unsigned id_off) { (void)own, (void)id_off; return -1; }
+#endif
 static int srng_file_shows(int own, unsigned off, uint64_t value) {
     (void)own, (void)off, (void)value;
     return 0;
