@@ -1393,6 +1393,10 @@ SRNG_INLINE uint64_t srng_header(uint64_t pos, uint32_t len) {
 SRNG_INLINE srng_au64 *srng_slot(const shared_ring_side *s, uint64_t pos) {
     return SRNG_PUN(srng_au64 *, s->data + (pos & s->mask));
 }
+/* Where the payload of a record at `pos` begins. */
+SRNG_INLINE unsigned char *srng_payload(const shared_ring_side *s, uint64_t pos) {
+    return s->data + (pos & s->mask) + SRNG_REC_HEADER;
+}
 
 /* A callback (fill, read, wait or wake hook) runs with the handle marked
    busy: every call on the handle from inside it returns ERR_STATE instead
@@ -1553,7 +1557,7 @@ SRNG_INLINE int srng_fast_fits(const shared_ring_producer *p, const void *data, 
 SRNG_INLINE int srng_write_direct(shared_ring_producer *p, const void *data, size_t len,
                                   int fenced) {
     uint64_t pos = p->write_pos;
-    unsigned char *payload = p->s.data + (pos & p->s.mask) + SRNG_REC_HEADER;
+    unsigned char *payload = srng_payload(&p->s, pos);
     memcpy(payload, data, len);
     srng_publish_direct(p, pos, payload, len, 0, fenced);
     return SHARED_RING_OK;
@@ -1574,7 +1578,7 @@ static inline int srng_claim_fast(shared_ring_producer *p, size_t len, void **ou
                                   uint64_t timeout_ns) {
     if (!srng_fast_fits(p, out, len, 0) && !srng_fast_fits(p, out, len, 1))
         return (shared_ring_claim)(p, len, out, timeout_ns);
-    *out = p->s.data + (p->write_pos & p->s.mask) + SRNG_REC_HEADER;
+    *out = srng_payload(&p->s, p->write_pos);
     p->claim_len = len; /* claim_skip is 0: no aligned claim is open */
     p->s.open = SRNG_CLAIM_OPEN;
     return SHARED_RING_OK;
@@ -1589,8 +1593,7 @@ SRNG_INLINE int srng_fast_commits(const shared_ring_producer *p, size_t len) {
 SRNG_INLINE int srng_commit_direct(shared_ring_producer *p, size_t len, int fenced) {
     p->claim_len = SRNG_NO_CLAIM;
     p->s.open = SRNG_PRODUCER_MAGIC; /* not broken, not closed, not busy: it was CLAI */
-    srng_publish_direct(p, p->write_pos, p->s.data + (p->write_pos & p->s.mask) + SRNG_REC_HEADER,
-                        len, 0, fenced);
+    srng_publish_direct(p, p->write_pos, srng_payload(&p->s, p->write_pos), len, 0, fenced);
     return SHARED_RING_OK;
 }
 
@@ -2227,8 +2230,8 @@ static void srng_wake(shared_ring_side *s, srng_au32 *word) {
    file's byte at its block's offset, from before it takes the word until it gives it back; the
    kernel drops it when the description's last descriptor closes (detach, or death, whatever
    namespace, container or hidepid hides the process). Without a file a holder is judged by its
-   pid where the kernel can say for certain, else counted alive (below). Looked at only on slow paths: attach, prepare, a wait about to
-   sleep (then every SRNG_LIVENESS_NS). */
+   pid where the kernel can say for certain, else counted alive (below). Looked at only on slow
+   paths: attach, prepare, a wait about to sleep (then every SRNG_LIVENESS_NS). */
 #if !defined(SHARED_RING_NO_OS_WAIT) && \
     ((defined(__APPLE__) && defined(__MACH__)) || defined(__linux__) || defined(_WIN32))
 #define SRNG_HAVE_IDENTITY 1
@@ -2425,6 +2428,11 @@ static int srng_file_shows(int own, unsigned off, uint64_t value) {
 static void srng_close_own(int own) { (void)own; }
 #endif
 
+/* The refusal when our description does not show what the region holds (srng_file_shows). */
+static int srng_wrong_file(void) {
+    return srng_refuse(SHARED_RING_ERR_ARG, "region_fd is not the file this ring is mapped from");
+}
+
 static srng_au64 *srng_owner_at(unsigned char *region, unsigned id_off) {
     return srng_u64_at(region, id_off + SRNG_ID_OWNER);
 }
@@ -2562,8 +2570,7 @@ static int srng_take(unsigned char *region, unsigned id_off, uint64_t want, int 
        word back at once (a judge with the right file may find the byte free, no longer a lie). */
     if ((want & SRNG_OWNER_LOCKED) != 0u && !srng_file_shows(own, id_off, want)) {
         (void)srng_owner_move(region, id_off, want, 0u);
-        return srng_refuse(SHARED_RING_ERR_ARG,
-                           "region_fd is not the file this ring is mapped from");
+        return srng_wrong_file();
     }
     return 1;
 }
@@ -3270,7 +3277,7 @@ static int srng_attach_side(shared_ring_side *s, void *region, size_t region_siz
     if (r == SHARED_RING_OK && s->lock_fd >= 0 &&
         !srng_file_shows(s->lock_fd, SRNG_OFF_RING_ID,
                          SRNG_LOAD(srng_u64_at(r8, SRNG_OFF_RING_ID), relaxed)))
-        r = srng_refuse(SHARED_RING_ERR_ARG, "region_fd is not the file this ring is mapped from");
+        r = srng_wrong_file();
     if (r != SHARED_RING_OK) {
         srng_release_side(s, r8, id_off);
         return r;
@@ -3928,7 +3935,7 @@ SRNG_INLINE int srng_begin(shared_ring_producer *p, size_t len, size_t extra, ui
                             len, p->s.max_message, 0);
     rec = srng_record_size(len) + extra;
     if (SRNG_LIKELY(rec <= p->fast_left)) {
-        *dst = p->s.data + (p->write_pos & p->s.mask) + SRNG_REC_HEADER;
+        *dst = srng_payload(&p->s, p->write_pos);
         return SHARED_RING_OK;
     }
     return srng_begin_slow(p, rec, timeout_ns, dst);
@@ -4011,9 +4018,9 @@ SHARED_RING_API int(shared_ring_commit)(shared_ring_producer *p, size_t len) {
     p->claim_skip = 0; /* the inline claim does not store it: it must be 0 when none is open */
     srng_update_open(p);
     if (SRNG_LIKELY(skip == 0)) /* a plain claim: skip is 0 at compile time */
-        srng_finish(p, p->s.data + (p->write_pos & p->s.mask) + SRNG_REC_HEADER, len, 0);
+        srng_finish(p, srng_payload(&p->s, p->write_pos), len, 0);
     else
-        srng_finish(p, p->s.data + ((p->write_pos + skip) & p->s.mask) + SRNG_REC_HEADER, len, skip);
+        srng_finish(p, srng_payload(&p->s, p->write_pos + skip), len, skip);
     return SHARED_RING_OK;
 }
 
@@ -4946,14 +4953,15 @@ static int srng_wait_many(srng_set *set, uint64_t timeout_ns) {
 /* A detach (of a broken handle too): unless a process other than the attacher calls it (it says
    why), give our identity block back (a side lost is only dropped) and wake a sleeping peer, which
    then finds us gone (the fence: our owner word's store before reading its sleeping word, against
-   its announce / fence / look). The producer `p` first publishes what a cork held back. */
-static int srng_leave(shared_ring_side *s, shared_ring_producer *p, uint32_t magic,
-                      unsigned id_off, unsigned peer_sleep_off) {
+   its announce / fence / look). A producer first publishes what a cork held back. */
+static int srng_leave(shared_ring_side *s, uint32_t magic, unsigned id_off,
+                      unsigned peer_sleep_off) {
     int r = srng_refusal(s, magic), lost;
     if (r != SHARED_RING_OK && r != SHARED_RING_ERR_CORRUPT) return r;
     lost = srng_side_lost(s);
     if (!lost && srng_foreign(s) != SHARED_RING_OK) return SHARED_RING_ERR_HANDLE;
-    if (p != SRNG_NULL && r == SHARED_RING_OK && !lost) srng_publish(p);
+    if (magic == SRNG_PRODUCER_MAGIC && r == SHARED_RING_OK && !lost)
+        srng_publish(SRNG_PUN(shared_ring_producer *, s));
     srng_drop_peer_fd(s);
     srng_release_side(s, s->region, id_off);
     SRNG_FENCE();
@@ -4962,14 +4970,14 @@ static int srng_leave(shared_ring_side *s, shared_ring_producer *p, uint32_t mag
 }
 
 SHARED_RING_API int shared_ring_detach_producer(shared_ring_producer *p) {
-    int r = srng_leave(p != SRNG_NULL ? &p->s : SRNG_NULL, p, SRNG_PRODUCER_MAGIC,
+    int r = srng_leave(p != SRNG_NULL ? &p->s : SRNG_NULL, SRNG_PRODUCER_MAGIC,
                        SRNG_OFF_PRODUCER_ID, SRNG_OFF_CONSUMER_SLEEPING);
     if (r == SHARED_RING_OK) memset(p, 0, sizeof *p);
     return r;
 }
 
 SHARED_RING_API int shared_ring_detach_consumer(shared_ring_consumer *c) {
-    int r = srng_leave(c != SRNG_NULL ? &c->s : SRNG_NULL, SRNG_NULL, SRNG_CONSUMER_MAGIC,
+    int r = srng_leave(c != SRNG_NULL ? &c->s : SRNG_NULL, SRNG_CONSUMER_MAGIC,
                        SRNG_OFF_CONSUMER_ID, SRNG_OFF_PRODUCER_SLEEPING);
     if (r == SHARED_RING_OK) memset(c, 0, sizeof *c);
     return r;
