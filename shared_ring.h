@@ -2395,7 +2395,10 @@ static int srng_lock_byte(int own, unsigned id_off) {
 
 /* Is the byte at id_off held by a description other than `own`? 1 held, 0 free, -1 can't tell. */
 static int srng_byte_held(int own, unsigned id_off) {
-    int type = own >= 0 ? srng_ofd_lock(own, SRNG_F_OFD_GETLK, F_WRLCK, id_off) : -1;
+    int type;
+    SRNG_SCHED_POINT("test byte");
+    type = own >= 0 ? srng_ofd_lock(own, SRNG_F_OFD_GETLK, F_WRLCK, id_off) : -1;
+    SRNG_SCHED_POINT("byte tested");
     return type < 0 ? -1 : type != F_UNLCK;
 }
 
@@ -2492,7 +2495,9 @@ static int srng_last_held_here(const unsigned char *region, unsigned id_off) {
    - its word says LOCKED and its byte is free (locked before the word, unlocked after), asked via
      our description `own`, which must show the same word at that offset (a region_fd of another
      file, or of a mapping not at offset 0, judges nothing). A claim judges only while it holds
-     the byte itself (`have_byte`): then no live holder of a LOCKED word can exist.
+     the byte itself (`have_byte`): then no live holder of a LOCKED word can exist. One whose
+     lock failed takes the byte once it is free: a holder may leave and come back (the same
+     word) between a look at a free byte and the claim's move.
    - its pid, placed in our pid namespace by its identity slot, names no process or one that
      ended (a pidfd is readable once it has, a zombie's too; Windows: its handle is signalled). A
      reused pid names a live process: a death missed, never one made up. This judges a holder
@@ -2532,44 +2537,74 @@ static int srng_pid_ended(uint32_t pid) {
 static int srng_pid_ended(uint32_t pid) { (void)pid; return 0; } /* nothing certain to ask */
 #endif
 
+/* `have_byte`: 1 we hold the byte; 0 ask the kernel whether anyone does (a watcher); -1 judge by
+   the pid only (a claim whose lock failed: a byte free a moment ago proves nothing to its move). */
 static int srng_gone(const unsigned char *region, unsigned id_off, uint64_t owner, int own,
                      int have_byte) {
     uint32_t pid = SRNG_CAST(uint32_t, owner) & SRNG_OWNER_PID;
     if ((owner & SRNG_OWNER_LOCKED) != 0u && srng_file_shows(own, id_off, owner) &&
-        (have_byte || srng_byte_held(own, id_off) == 0))
+        (have_byte == 1 || (have_byte == 0 && srng_byte_held(own, id_off) == 0)))
         return 1;
     return pid != SRNG_OWNER_PID && srng_placed_here(region, id_off, owner) && srng_pid_ended(pid);
 }
 
-/* Take the owner word at id_off for `want` (our word, CLAIMING or FORMATTING), `locked` being what
-   srng_lock_byte gave: from FREE, unless another description holds the byte (a claim or prepare in
-   progress: *live 0); from a holder gone for certain (judged via `own`); or, with take_back, from
-   a word of this process. `judge` 0 takes any word (a region holding no ring of this layout: its
-   words mean nothing). Returns 1 taken; 0 with the word in the way in *live; ERR_ARG when
-   region_fd is not this region's file. */
-static int srng_take(unsigned char *region, unsigned id_off, uint64_t want, int take_back,
-                     int judge, int own, int locked, uint64_t *live) {
+/* Do the owner words mean anything? Not in a region holding another layout (or garbage): prepare
+   takes those words unjudged. Read after the word, never before: a word moved after a format shows
+   that format's magic (an early look could see the old garbage, then a live attacher's word). A
+   version of 0 under our magic is a format's memset in progress: its words are judged. */
+static int srng_words_mean(const unsigned char *r) {
+    uint32_t magic = SRNG_LOAD(SRNG_PUN(const srng_au32 *, r + SRNG_OFF_MAGIC), acquire);
+    uint32_t version = srng_get32(r, SRNG_OFF_VERSION);
+    return magic == 0u ||
+           (magic == SHARED_RING_MAGIC && (version == SHARED_RING_LAYOUT_VERSION || version == 0u));
+}
+
+/* May `cur` be taken back by a handle of this process (take_back)? Any word of ours but a
+   prepare's: a FORMATTING word is a format about to run, never a lost handle. */
+static int srng_ours_to_take_back(uint64_t cur, uint64_t want) {
+    return srng_same_owner(cur, want) &&
+           (SRNG_CAST(uint32_t, cur) & SRNG_OWNER_STATE) != SRNG_FORMATTING;
+}
+
+/* Take the owner word at id_off for *want (our word, CLAIMING or FORMATTING; LOCKED added once our
+   lock on its byte is taken, before the word): from FREE, unless another description holds the
+   byte (a claim or prepare in progress: *live 0); from a holder gone for certain (judged via
+   `own`); or, with take_back, from a word of this process. `judge` 1 always judges (attach); 0
+   judges only words that mean something (prepare; srng_words_mean). Returns 1 taken; 0 with the
+   word in the way in *live; ERR_ARG when region_fd is not this region's file. */
+static int srng_take(unsigned char *region, unsigned id_off, uint64_t *want, int take_back,
+                     int judge, int own, uint64_t *live) {
+    int locked = srng_lock_byte(own, id_off);
     for (;;) {
-        uint64_t cur = srng_owner_load(region, id_off);
+        uint64_t cur;
+        if (locked == 1) *want |= SRNG_OWNER_LOCKED; /* only a lock held says so */
+        cur = srng_owner_load(region, id_off);
         if (cur == 0u && locked == 0 && !take_back && !srng_last_held_here(region, id_off)) {
             *live = 0u;
             return 0;
         }
-        if (cur != 0 && judge && !(take_back && srng_same_owner(cur, want)) &&
-            !srng_gone(region, id_off, cur, own, locked == 1)) {
-            /* The judge read the file and the slot after `cur`: a rival that took the word
-               meanwhile rewrote both, so a dead holder looked alive. Judge the word there now. */
-            if (srng_owner_load(region, id_off) != cur) continue;
-            *live = cur;
-            return 0;
+        if (cur != 0 && (judge || srng_words_mean(region)) &&
+            !(take_back && srng_ours_to_take_back(cur, *want))) {
+            /* The byte let go since our lock failed: its holder may come back with the same word
+               before our move. Take the byte first, then judge holding it. */
+            if (locked == 0 && srng_byte_held(own, id_off) == 0 &&
+                (locked = srng_lock_byte(own, id_off)) == 1)
+                continue;
+            if (!srng_gone(region, id_off, cur, own, locked == 1 ? 1 : -1)) {
+                /* The judge read the file and the slot after `cur`: a rival that took the word
+                   meanwhile rewrote both, so a dead holder looked alive. Judge the word there. */
+                if (srng_owner_load(region, id_off) != cur) continue;
+                *live = cur;
+                return 0;
+            }
         }
-        if (srng_owner_move(region, id_off, cur, want)) break;
+        if (srng_owner_move(region, id_off, cur, *want)) break;
     }
-    srng_write_identity(region, id_off, want); /* ours now */
+    srng_write_identity(region, id_off, *want); /* ours now */
     /* If our description does not show our word, region_fd is another file (or a copy): give the
        word back at once (a judge with the right file may find the byte free, no longer a lie). */
-    if ((want & SRNG_OWNER_LOCKED) != 0u && !srng_file_shows(own, id_off, want)) {
-        (void)srng_owner_move(region, id_off, want, 0u);
+    if ((*want & SRNG_OWNER_LOCKED) != 0u && !srng_file_shows(own, id_off, *want)) {
+        (void)srng_owner_move(region, id_off, *want, 0u);
         return srng_wrong_file();
     }
     return 1;
@@ -2607,12 +2642,9 @@ static int srng_gone(const unsigned char *region, unsigned id_off, uint64_t owne
 static int srng_claim(unsigned char *region, unsigned id_off, uint32_t flags, int own,
                       uint64_t *owner) {
 #ifdef SRNG_HAVE_IDENTITY
-    int locked = srng_lock_byte(own, id_off); /* before the word */
     uint64_t mine = srng_in_state(srng_my_word(), SRNG_CLAIMING), live = 0;
-    int taken;
-    if (locked == 1) mine |= SRNG_OWNER_LOCKED;
-    taken = srng_take(region, id_off, mine, (flags & SHARED_RING_TAKE_BACK) != 0u, 1, own, locked,
-                      &live);
+    int taken = srng_take(region, id_off, &mine, (flags & SHARED_RING_TAKE_BACK) != 0u, 1, own,
+                          &live);
     if (taken <= 0) return taken < 0 ? taken : srng_taken_refusal(live, mine);
     *owner = mine;
 #else
@@ -3566,11 +3598,9 @@ static int srng_holds_stream(unsigned char *r, size_t region_size) {
 /* prepare's hold on one side, as srng_claim's: *mark (FORMATTING, LOCKED once the lock is ours).
    Returns OK, 1 (a live side is attached), ERR_BUSY (a live prepare or attach holds or is taking
    it: try again) or ERR_ARG (region_fd is not this region's file). */
-static int srng_hold_side(unsigned char *r, unsigned id_off, uint64_t *mark, int judge, int own) {
+static int srng_hold_side(unsigned char *r, unsigned id_off, uint64_t *mark, int own) {
     uint64_t live = 0;
-    int taken, locked = srng_lock_byte(own, id_off); /* prepare's */
-    if (locked == 1) *mark |= SRNG_OWNER_LOCKED; /* only a lock held says so */
-    taken = srng_take(r, id_off, *mark, 0, judge, own, locked, &live);
+    int taken = srng_take(r, id_off, mark, 0, 0, own, &live);
     if (taken != 0) return taken > 0 ? SHARED_RING_OK : taken;
     /* An attach or prepare in progress ends soon: attached (ring kept) or gone (we try again). */
     return srng_is_attached(live) ? 1 : SHARED_RING_ERR_BUSY;
@@ -3580,15 +3610,11 @@ static int srng_hold_side(unsigned char *r, unsigned id_off, uint64_t *mark, int
    refusal the word already taken is given back (a FORMATTING word is never a peer: no reader sees
    it come and go). */
 static int srng_hold_for_format(unsigned char *r, int own) {
-    uint32_t magic = SRNG_LOAD(srng_u32_at(r, SRNG_OFF_MAGIC), acquire);
-    /* owner words of a region that holds no ring of this layout mean nothing */
-    int judge = magic == 0u || (magic == SHARED_RING_MAGIC &&
-                                srng_get32(r, SRNG_OFF_VERSION) == SHARED_RING_LAYOUT_VERSION);
     uint64_t mine = srng_in_state(srng_my_word(), SRNG_FORMATTING);
     uint64_t producer = mine, consumer = mine;
-    int res = srng_hold_side(r, SRNG_OFF_PRODUCER_ID, &producer, judge, own);
+    int res = srng_hold_side(r, SRNG_OFF_PRODUCER_ID, &producer, own);
     if (res != SHARED_RING_OK) return res;
-    res = srng_hold_side(r, SRNG_OFF_CONSUMER_ID, &consumer, judge, own);
+    res = srng_hold_side(r, SRNG_OFF_CONSUMER_ID, &consumer, own);
     if (res != SHARED_RING_OK) (void)srng_owner_move(r, SRNG_OFF_PRODUCER_ID, producer, 0u);
     return res;
 }

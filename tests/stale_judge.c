@@ -1,8 +1,16 @@
-/* A judge on a stale owner word: a prepare or an attach loads a dead
-   holder's word, a rival prepare (another description holding the byte)
-   takes it before the judge reads the file and the identity slot. The
-   judge must not answer "alive" for the word it loaded. Deterministic:
-   the rival moves at the "load owner" scheduling point. */
+/* Judgements made on a stale look, each forced at a scheduling point:
+   - a prepare or an attach loads a dead holder's word, a rival prepare
+     (another description holding the byte) takes it before the judge
+     reads the file and the identity slot: the judge must not answer
+     "alive" for the word it loaded ("load owner");
+   - a prepare that saw garbage where the magic is, before a rival
+     formatted and a producer attached, must judge the producer's word,
+     not take it as garbage ("lock");
+   - TAKE_BACK must not take this process's own prepare's word: the
+     format would run under the attached handle ("load owner");
+   - a claim whose lock failed must not take a word whose holder left and
+     came back (the same word) while it tested the byte ("test byte",
+     "byte tested"). */
 #define _GNU_SOURCE
 #include <string.h>
 static void hook(const char *what);
@@ -35,7 +43,13 @@ static void rival_release(void) {
     rival_fd = -1;
 }
 
+static void (*at_point)(const char *what); /* a test's own move, if set */
+
 static void hook(const char *what) {
+    if (at_point != NULL) {
+        at_point(what);
+        return;
+    }
     if (release_next && strcmp(what, "lock") == 0) {
         release_next = 0;
         rival_release();
@@ -126,9 +140,138 @@ TEST(attach_is_not_refused_busy_for_a_dead_consumer_judged_on_a_stale_word) {
     end_rival(rival);
 }
 
+/* What the rival's format and the producer's attach leave for the test. */
+static shared_ring_producer live_producer;
+static int moved;
+
+/* At the prepare's first lock: a rival formats the region and a producer
+   (its own description) attaches, all before the prepare's look. */
+static void format_and_attach(const char *what) {
+    if (moved || strcmp(what, "lock") != 0) return;
+    moved = 1;
+    at_point = NULL;
+    if (shared_ring_format(region, size, CAPACITY, 0) != SHARED_RING_OK ||
+        shared_ring_attach_producer(&live_producer, region, size, &opts) != SHARED_RING_OK)
+        abort();
+}
+
+TEST(prepare_judges_a_word_written_after_the_garbage_it_first_saw) {
+    uint64_t producer_word;
+    int kept;
+    fresh();
+    /* another layout's magic: its owner words mean nothing */
+    __atomic_store_n((uint32_t *)(void *)(region + SRNG_OFF_MAGIC), 0x0BADF00Du, __ATOMIC_RELEASE);
+    moved = 0;
+    at_point = format_and_attach;
+    kept = shared_ring_prepare(region, size, CAPACITY, 0, region_fd);
+    at_point = NULL;
+    CHECK(moved);
+    producer_word = word_at(SRNG_OFF_PRODUCER_ID);
+    CHECK_EQ(kept, 1); /* a live producer is attached: the ring is kept */
+    CHECK(producer_word == live_producer.s.owner);
+    CHECK_EQ(shared_ring_write_bytes(&live_producer, "m", 1, 0), SHARED_RING_OK);
+    shared_ring_detach_producer(&live_producer);
+}
+
+static int taken_back = 1, written = 1;
+
+/* Once prepare holds both words, another thread of this process attaches
+   with TAKE_BACK; it writes a message once the format has begun. */
+static void take_back_under_prepare(const char *what) {
+    shared_ring_options o = opts;
+    if (moved && taken_back == SHARED_RING_OK && strcmp(what, "format: magic cleared") == 0) {
+        at_point = NULL;
+        written = shared_ring_write_bytes(&live_producer, "m", 1, 0);
+        return;
+    }
+    if (moved || strcmp(what, "load owner") != 0 ||
+        (word_at(SRNG_OFF_PRODUCER_ID) & SRNG_OWNER_STATE) != SRNG_FORMATTING ||
+        (word_at(SRNG_OFF_CONSUMER_ID) & SRNG_OWNER_STATE) != SRNG_FORMATTING)
+        return;
+    moved = 1;
+    o.flags = SHARED_RING_TAKE_BACK;
+    taken_back = shared_ring_attach_producer(&live_producer, region, size, &o);
+    if (taken_back != SHARED_RING_OK) at_point = NULL;
+}
+
+static int count_one(void *user, const void *data, size_t len) {
+    (void)data, (void)len;
+    ++*(int *)user;
+    return 0;
+}
+
+TEST(take_back_does_not_take_a_side_its_own_process_is_formatting) {
+    shared_ring_consumer c;
+    int prepared, got = 0;
+    fresh();
+    moved = 0;
+    taken_back = written = 1;
+    at_point = take_back_under_prepare;
+    prepared = shared_ring_prepare(region, size, CAPACITY, 0, region_fd);
+    at_point = NULL;
+    CHECK(moved);
+    /* Refused (a prepare holds the side for a moment), or else what it
+       wrote must be there to read: a format under it would lose it. */
+    if (taken_back != SHARED_RING_OK) {
+        CHECK_EQ(taken_back, SHARED_RING_NOT_FORMATTED);
+        CHECK_EQ(prepared, SHARED_RING_OK);
+        return;
+    }
+    CHECK_EQ(written, SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_consumer(&c, region, size, &opts), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_read_some(&c, count_one, &got), 1);
+    CHECK_EQ(got, 1);
+}
+
+/* The holders that come and go: held[rounds] is attached now. */
+static shared_ring_producer held[3];
+static int rounds, attached_again = SHARED_RING_OK;
+
+/* Between a claim's look at the byte and its move: the holder detaches
+   before each look, and the same process attaches again after it, so the
+   word is the one the claim loaded. Twice at most (a second look at the
+   byte must not be trusted either). */
+static void leave_and_come_back(const char *what) {
+    if (rounds < 2 && strcmp(what, "test byte") == 0) {
+        if (shared_ring_detach_producer(&held[rounds]) != SHARED_RING_OK) abort();
+        moved = 1;
+    } else if (moved && strcmp(what, "byte tested") == 0) {
+        void (*self)(const char *) = at_point;
+        moved = 0;
+        at_point = NULL;
+        rounds++;
+        if (attached_again == SHARED_RING_OK)
+            attached_again = shared_ring_attach_producer(&held[rounds], region, size, &opts);
+        at_point = self;
+    }
+}
+
+TEST(a_claim_does_not_take_a_word_that_left_and_came_back_while_it_looked) {
+    shared_ring_producer claim;
+    int claimed;
+    fresh();
+    CHECK_EQ(shared_ring_attach_producer(&held[0], region, size, &opts), SHARED_RING_OK);
+    moved = 0;
+    rounds = 0;
+    attached_again = SHARED_RING_OK;
+    at_point = leave_and_come_back;
+    claimed = shared_ring_attach_producer(&claim, region, size, &opts);
+    at_point = NULL;
+    CHECK(rounds >= 1);
+    CHECK_EQ(attached_again, SHARED_RING_OK);
+    /* the side is the last holder's: the claim must not have taken it */
+    CHECK_EQ(claimed, SHARED_RING_ERR_BUSY);
+    CHECK(word_at(SRNG_OFF_PRODUCER_ID) == held[rounds].s.owner);
+    shared_ring_detach_producer(&held[rounds]);
+    if (claimed == SHARED_RING_OK) shared_ring_detach_producer(&claim);
+}
+
 int main(void) {
     alarm(60);
     RUN(prepare_does_not_keep_a_ring_for_a_dead_producer_judged_on_a_stale_word);
     RUN(attach_is_not_refused_busy_for_a_dead_consumer_judged_on_a_stale_word);
+    RUN(prepare_judges_a_word_written_after_the_garbage_it_first_saw);
+    RUN(take_back_does_not_take_a_side_its_own_process_is_formatting);
+    RUN(a_claim_does_not_take_a_word_that_left_and_came_back_while_it_looked);
     return harness_summary("stale_judge");
 }
