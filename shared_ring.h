@@ -2538,7 +2538,8 @@ static int srng_pid_ended(uint32_t pid) { (void)pid; return 0; } /* nothing cert
 #endif
 
 /* `have_byte`: 1 we hold the byte; 0 ask the kernel whether anyone does (a watcher); -1 judge by
-   the pid only (a claim whose lock failed: a byte free a moment ago proves nothing to its move). */
+   the pid only (a claim without the lock, taken or refused: a byte free a moment ago proves
+   nothing to its move). */
 static int srng_gone(const unsigned char *region, unsigned id_off, uint64_t owner, int own,
                      int have_byte) {
     uint32_t pid = SRNG_CAST(uint32_t, owner) & SRNG_OWNER_PID;
@@ -2570,11 +2571,14 @@ static int srng_ours_to_take_back(uint64_t cur, uint64_t want) {
    lock on its byte is taken, before the word): from FREE, unless another description holds the
    byte (a claim or prepare in progress: *live 0); from a holder gone for certain (judged via
    `own`); or, with take_back, from a word of this process. `judge` 1 always judges (attach); 0
-   judges only words that mean something (prepare; srng_words_mean). Returns 1 taken; 0 with the
-   word in the way in *live; ERR_ARG when region_fd is not this region's file. */
+   judges only words that mean something (prepare; srng_words_mean), or any word while another
+   description held the byte (a claim or prepare of ours in progress, which may have taken its
+   word before the format that gives the magic). Returns 1 taken; 0 with the word in the way in
+   *live; ERR_ARG when region_fd is not this region's file. */
 static int srng_take(unsigned char *region, unsigned id_off, uint64_t *want, int take_back,
                      int judge, int own, uint64_t *live) {
     int locked = srng_lock_byte(own, id_off);
+    if (locked == 0) judge = 1;
     for (;;) {
         uint64_t cur;
         if (locked == 1) *want |= SRNG_OWNER_LOCKED; /* only a lock held says so */

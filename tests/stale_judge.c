@@ -221,6 +221,8 @@ TEST(take_back_does_not_take_a_side_its_own_process_is_formatting) {
     CHECK_EQ(shared_ring_attach_consumer(&c, region, size, &opts), SHARED_RING_OK);
     CHECK_EQ(shared_ring_read_some(&c, count_one, &got), 1);
     CHECK_EQ(got, 1);
+    shared_ring_detach_consumer(&c);
+    shared_ring_detach_producer(&live_producer);
 }
 
 /* The holders that come and go: held[rounds] is attached now. */
@@ -266,6 +268,63 @@ TEST(a_claim_does_not_take_a_word_that_left_and_came_back_while_it_looked) {
     if (claimed == SHARED_RING_OK) shared_ring_detach_producer(&claim);
 }
 
+static int formatted_while_held;
+
+/* The rival prepare holds the producer's word and byte until the claim
+   naps between tries; a format before then ran under it. */
+static void rival_prepare_until_a_nap(const char *what) {
+    if (strcmp(what, "format: magic cleared") == 0 && rival_fd >= 0) formatted_while_held = 1;
+    if (strcmp(what, "nap") == 0 && rival_fd >= 0) rival_release();
+}
+
+TEST(prepare_judges_a_word_whose_byte_was_held_though_it_saw_garbage) {
+    pid_t rival;
+    int prepared;
+    fresh();
+    /* another layout's magic: unjudged words, unless a byte is held */
+    __atomic_store_n((uint32_t *)(void *)(region + SRNG_OFF_MAGIC), 0x0BADF00Du, __ATOMIC_RELEASE);
+    rival = arm_rival(SRNG_OFF_PRODUCER_ID); /* a live prepare's word and byte */
+    armed = 0;
+    __atomic_store_n((uint64_t *)(void *)(region + SRNG_OFF_PRODUCER_ID), rival_word,
+                     __ATOMIC_RELEASE);
+    formatted_while_held = 0;
+    at_point = rival_prepare_until_a_nap;
+    prepared = shared_ring_prepare(region, size, CAPACITY, 0, region_fd);
+    at_point = NULL;
+    CHECK_EQ(prepared, SHARED_RING_OK);
+    CHECK(!formatted_while_held);
+    end_rival(rival);
+}
+
+/* The rival lets go of the byte once the claim, refused the lock, has
+   loaded the word. */
+static void let_go_after_the_load(const char *what) {
+    if (strcmp(what, "load owner") == 0 && rival_fd >= 0) {
+        close(rival_fd);
+        rival_fd = -1;
+    }
+}
+
+TEST(a_claim_refused_the_lock_takes_it_once_free_and_judges_a_dead_holder_gone) {
+    shared_ring_consumer c;
+    pid_t rival;
+    int r;
+    fresh();
+    dead_holder(0);
+    /* a pid this namespace cannot place: only the lock can judge it */
+    __atomic_store_n((uint64_t *)(void *)(region + SRNG_OFF_CONSUMER_ID + SRNG_ID_SLOT +
+                                          SRNG_SLOT_NS),
+                     12345u, __ATOMIC_RELEASE);
+    rival = arm_rival(SRNG_OFF_CONSUMER_ID); /* holds the byte, not the word */
+    armed = 0;
+    at_point = let_go_after_the_load;
+    r = shared_ring_attach_consumer(&c, region, size, &opts);
+    at_point = NULL;
+    CHECK_EQ(r, SHARED_RING_OK);
+    if (r == SHARED_RING_OK) shared_ring_detach_consumer(&c);
+    end_rival(rival);
+}
+
 int main(void) {
     alarm(60);
     RUN(prepare_does_not_keep_a_ring_for_a_dead_producer_judged_on_a_stale_word);
@@ -273,5 +332,7 @@ int main(void) {
     RUN(prepare_judges_a_word_written_after_the_garbage_it_first_saw);
     RUN(take_back_does_not_take_a_side_its_own_process_is_formatting);
     RUN(a_claim_does_not_take_a_word_that_left_and_came_back_while_it_looked);
+    RUN(prepare_judges_a_word_whose_byte_was_held_though_it_saw_garbage);
+    RUN(a_claim_refused_the_lock_takes_it_once_free_and_judges_a_dead_holder_gone);
     return harness_summary("stale_judge");
 }
