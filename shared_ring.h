@@ -2684,10 +2684,12 @@ static unsigned srng_peer_id(const shared_ring_side *s) {
     return s->magic == SRNG_PRODUCER_MAGIC ? SRNG_OFF_CONSUMER_ID : SRNG_OFF_PRODUCER_ID;
 }
 
-/* Is the side's word no longer ours (a child adopted the side, or another handle took it back)? */
+/* Is the side no longer ours (a child adopted it, or another handle took it back)? The attach id
+   too: a handle of this process that took the side back without a lock holds the same word. */
 static int srng_side_lost(const shared_ring_side *s) {
     unsigned own_id = s->magic == SRNG_PRODUCER_MAGIC ? SRNG_OFF_PRODUCER_ID : SRNG_OFF_CONSUMER_ID;
-    return s->owner != 0u && srng_owner_load(s->region, own_id) != s->owner;
+    return s->owner != 0u && (srng_owner_load(s->region, own_id) != s->owner ||
+                              srng_id_field(s->region, own_id + SRNG_ID_ATTACH) != s->attach_id);
 }
 
 /* A handle used by a process other than its attacher (a child forked after attach) may not detach
@@ -4993,6 +4995,7 @@ static int srng_leave(shared_ring_side *s, uint32_t magic, unsigned id_off,
     if (magic == SRNG_PRODUCER_MAGIC && r == SHARED_RING_OK && !lost)
         srng_publish(SRNG_PUN(shared_ring_producer *, s));
     srng_drop_peer_fd(s);
+    if (lost) s->owner = 0; /* the word, even if equal to ours, is another handle's */
     srng_release_side(s, s->region, id_off);
     SRNG_FENCE();
     srng_wake_sleeper_now(s, srng_u32_at(s->region, peer_sleep_off));

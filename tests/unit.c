@@ -2917,6 +2917,20 @@ TEST(a_lost_handle_is_taken_back_on_purpose) {
     CHECK_EQ(drain(&s), 1);
 }
 
+TEST(detaching_a_handle_taken_back_from_leaves_the_side_to_the_new_one) {
+    shared_ring_producer old, other;
+    seen s;
+    setup(1024, 0);
+    old = prod; /* the handle the program lost, kept by a careless part of it */
+    CHECK_EQ(shared_ring_attach_producer(&prod, region, region_bytes, taking_back()),
+             SHARED_RING_OK);
+    CHECK_EQ(shared_ring_detach_producer(&old), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_producer(&other, region, region_bytes, NULL),
+             SHARED_RING_ERR_BUSY); /* still the new handle's */
+    CHECK_EQ(shared_ring_write_bytes(&prod, "kept", 4, 0), SHARED_RING_OK);
+    CHECK_EQ(drain(&s), 1);
+}
+
 TEST(unknown_attach_flags_are_refused) {
     shared_ring_options o = SHARED_RING_OPTIONS_INIT;
     setup(1024, 0);
@@ -4068,6 +4082,7 @@ int main(void) {
     RUN(a_second_handle_of_an_attached_side_in_the_same_process_is_busy);
     RUN(a_second_attach_on_an_attached_handle_is_busy_and_leaves_it_working);
     RUN(a_lost_handle_is_taken_back_on_purpose);
+    RUN(detaching_a_handle_taken_back_from_leaves_the_side_to_the_new_one);
     RUN(unknown_attach_flags_are_refused);
     RUN(a_producer_blocked_forever_hears_peer_gone_when_the_consumer_detaches);
     RUN(a_consumer_hears_the_messages_then_peer_gone_when_the_producer_detaches);
