@@ -5026,7 +5026,8 @@ static int srng_adopt(shared_ring_side *s, uint32_t magic, unsigned id_off, unsi
     uint64_t mine;
     if (r != SHARED_RING_OK || srng_foreign(s) == SHARED_RING_OK) return r;
     mine = srng_my_word() | (s->owner & SRNG_OWNER_LOCKED);
-    if (!srng_owner_move(s->region, id_off, s->owner, mine))
+    /* lost: the attacher's own word may be back, held by a new attach of the attacher */
+    if (srng_side_lost(s) || !srng_owner_move(s->region, id_off, s->owner, mine))
         return srng_refuse(SHARED_RING_ERR_BUSY,
                            "the side is no longer the attaching process's (detached, taken "
                            "over, or adopted)");

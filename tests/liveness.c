@@ -777,6 +777,35 @@ TEST(a_parent_that_detaches_after_its_child_adopted_the_side_leaves_it_to_the_ch
     reap(child);
 }
 
+/* Without a file the parent's new attach holds the very word its old
+   handle named: the child's copy of that handle may not adopt it. */
+TEST(a_child_may_not_adopt_a_handle_its_parent_detached_and_attached_again) {
+    shared_ring_producer p, again;
+    shared_ring_options no_file = SHARED_RING_OPTIONS_INIT;
+    int go[2], answer[2];
+    char c = 0, r = 0;
+    pid_t child;
+    fresh_region();
+    CHECK_EQ(shared_ring_attach_producer(&p, region, size, &no_file), SHARED_RING_OK);
+    if (pipe(go) != 0 || pipe(answer) != 0) abort();
+    child = harness_fork();
+    if (child == 0) {
+        if (read(go[0], &c, 1) != 1) _exit(2);
+        r = (char)shared_ring_adopt_producer(&p);
+        if (write(answer[1], &r, 1) != 1) _exit(3);
+        for (;;) pause();
+    }
+    CHECK_EQ(shared_ring_detach_producer(&p), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_producer(&again, region, size, &no_file), SHARED_RING_OK);
+    CHECK(write(go[1], "g", 1) == 1);
+    CHECK(read(answer[0], &r, 1) == 1);
+    CHECK_EQ(r, SHARED_RING_ERR_BUSY);
+    CHECK_EQ(shared_ring_write_str(&again, "still mine", 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_detach_producer(&again), SHARED_RING_OK);
+    close(go[0]), close(go[1]), close(answer[0]), close(answer[1]);
+    reap(child);
+}
+
 TEST(a_child_that_adopts_the_handle_keeps_the_side_after_its_parent_exits) {
     enum { MESSAGES = 2000 };
     shared_ring_consumer c;
@@ -1082,6 +1111,7 @@ int main(int argc, char **argv) {
     RUN(a_wait_after_a_new_producer_attached_does_not_say_peer_gone);
     RUN(a_child_forked_after_attach_may_not_close_or_detach_the_parents_side);
     RUN(a_parent_that_detaches_after_its_child_adopted_the_side_leaves_it_to_the_child);
+    RUN(a_child_may_not_adopt_a_handle_its_parent_detached_and_attached_again);
     RUN(a_child_that_adopts_the_handle_keeps_the_side_after_its_parent_exits);
     RUN(an_epoll_loop_hears_of_the_producers_death_through_its_peer_fd_without_a_timer);
     RUN(a_producer_in_an_event_loop_hears_of_the_consumers_death_through_its_peer_fd);
