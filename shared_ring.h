@@ -2538,8 +2538,8 @@ static int srng_pid_ended(uint32_t pid) { (void)pid; return 0; } /* nothing cert
 #endif
 
 /* `have_byte`: 1 we hold the byte; 0 ask the kernel whether anyone does (a watcher); -1 judge by
-   the pid only (a claim without the lock, taken or refused: a byte free a moment ago proves
-   nothing to its move). */
+   the pid only (a claim not holding the lock: a byte free a moment ago proves nothing to its
+   move). */
 static int srng_gone(const unsigned char *region, unsigned id_off, uint64_t owner, int own,
                      int have_byte) {
     uint32_t pid = SRNG_CAST(uint32_t, owner) & SRNG_OWNER_PID;
