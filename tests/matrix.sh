@@ -149,6 +149,16 @@ done
 # ---- Windows: mingw-w64 under wine -----------------------------------------------
 WINE=""
 for w in wine64 /usr/lib/wine/wine64 wine; do if have "$w"; then WINE=$w; break; fi; done
+# The first program run in a fresh prefix makes it, and the wineserver that
+# did can go away under the next one ("recvmsg: Connection reset by peer", a
+# row failed with no test failing): make the prefix once here and wait until
+# that server has exited.
+if [ -n "$WINE" ] && have x86_64-w64-mingw32-gcc; then
+    winesrv=$(dirname "$(command -v "$WINE")")/wineserver
+    have "$winesrv" || winesrv=wineserver
+    (export WINEDEBUG=-all WINEPREFIX="$PWD/$OUT/wineprefix" &&
+        "$WINE" wineboot -i > /dev/null 2>&1 && "$winesrv" -w) || :
+fi
 for v in 0x0A00:WaitOnAddress 0x0601:Sleep; do
     winnt=${v%%:*} method=${v#*:}
     name="windows x86_64 ($method)"
