@@ -2469,23 +2469,35 @@ static void srng_write_identity(unsigned char *region, unsigned id_off, uint64_t
     SRNG_STORE(srng_u64_at(region, slot + SRNG_SLOT_WHO), srng_in_state(owner, 0), release);
 }
 
-/* Does the slot place `owner`'s holder in our pid namespace? Not if it names another word (a
-   former holder's, or none yet) before or after the namespace is read, nor if that is unknown. */
-static int srng_placed_here(const unsigned char *region, unsigned id_off, uint64_t owner) {
+/* Does the slot place `owner`'s holder in pid namespace `here` (ours)? Not if it names another
+   word (a former holder's, or none yet) before or after the namespace is read, nor if that is
+   unknown. */
+static int srng_placed_in(const unsigned char *region, unsigned id_off, uint64_t owner,
+                          uint64_t here) {
     unsigned slot = id_off + SRNG_ID_SLOT;
     uint64_t who = srng_in_state(owner, 0), ns;
     if (srng_id_field(region, slot + SRNG_SLOT_WHO) != who) return 0;
     ns = srng_id_field(region, slot + SRNG_SLOT_NS);
-    return srng_id_field(region, slot + SRNG_SLOT_WHO) == who && ns != 0u &&
-           ns == srng_pid_namespace();
+    return srng_id_field(region, slot + SRNG_SLOT_WHO) == who && ns != 0u && ns == here;
 }
 
-/* Held by this very process? Only if its word is ours (pid and number) and its slot puts it in our
-   pid namespace (a child of ours in a new namespace may share both). */
-static int srng_in_this_process(const unsigned char *region, unsigned id_off) {
+static int srng_placed_here(const unsigned char *region, unsigned id_off, uint64_t owner) {
+    return srng_placed_in(region, id_off, owner, srng_pid_namespace());
+}
+
+/* Held by the process whose word is `mine`, in namespace `here`? Only if its word is that (pid and
+   number) and its slot puts it there (a child of ours in a new namespace may share both). Asked
+   of this process: srng_my_word() and srng_pid_namespace(), two system calls, so wait_any makes
+   them once per set, not once per ring. */
+static int srng_held_by(const unsigned char *region, unsigned id_off, uint64_t mine,
+                        uint64_t here) {
     uint64_t owner = srng_owner_load(region, id_off);
-    return owner != 0u && srng_same_owner(owner, srng_my_word()) &&
-           srng_placed_here(region, id_off, owner);
+    return owner != 0u && srng_same_owner(owner, mine) &&
+           srng_placed_in(region, id_off, owner, here);
+}
+
+static int srng_in_this_process(const unsigned char *region, unsigned id_off) {
+    return srng_held_by(region, id_off, srng_my_word(), srng_pid_namespace());
 }
 
 /* Was the last holder this process (the slot a release leaves names our word in our namespace)?
@@ -3311,6 +3323,9 @@ static int srng_attach_side(shared_ring_side *s, void *region, size_t region_siz
     r = srng_open_own(opt->region_fd, &s->lock_fd);
     if (r != SHARED_RING_OK) return r;
     r = srng_claim(r8, id_off, opt->flags, s->lock_fd, &s->owner);
+    /* Once ATTACHED, our word may equal that of a handle we took the side back from (no LOCKED bit
+       tells them apart): until announce publishes our id, no id is that handle's. */
+    if (r == SHARED_RING_OK) SRNG_STORE(srng_u64_at(r8, id_off + SRNG_ID_ATTACH), 0u, relaxed);
     /* Read again: a prepare may have formatted the region anew before our claim; none can now, so
        this header is the one we attach to. */
     if (r == SHARED_RING_OK) r = srng_read_geometry(region, region_size, &g);
@@ -4794,14 +4809,17 @@ static void srng_name_bell(shared_ring_consumer *const *rings, size_t n, uint32_
 static uint32_t srng_take_bell(shared_ring_consumer *const *rings, size_t n) {
 #if defined(SRNG_HAVE_BELLS) && defined(SRNG_HAVE_IDENTITY)
     uint32_t bell;
+    uint64_t mine, here;
     size_t i;
     if (srng_waitv_covers(n)) return 0u;
+    mine = srng_my_word();
+    here = srng_pid_namespace();
     for (i = 0; i < n; i++) {
         const unsigned char *region;
         if (rings[i] == SRNG_NULL) continue;
         region = rings[i]->s.region;
         if (!srng_futex_wakes_reach(&rings[i]->s) ||
-            !srng_in_this_process(region, SRNG_OFF_PRODUCER_ID) ||
+            !srng_held_by(region, SRNG_OFF_PRODUCER_ID, mine, here) ||
             srng_id_field(region, SRNG_OFF_PRODUCER_BELLS) != srng_bell_table())
             return 0u;
     }

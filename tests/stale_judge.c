@@ -10,7 +10,10 @@
      format would run under the attached handle ("load owner");
    - a claim whose lock failed must not take a word whose holder left and
      came back (the same word) while it tested the byte ("test byte",
-     "byte tested"). */
+     "byte tested");
+   - a handle an attach took the side back from must not, once the attach
+     is ATTACHED with the same word, pass for the side's holder until the
+     new attach id is out ("move owner"). */
 #define _GNU_SOURCE
 #include <string.h>
 static void hook(const char *what);
@@ -326,6 +329,42 @@ TEST(a_claim_refused_the_lock_takes_it_once_free_and_judges_a_dead_holder_gone) 
     end_rival(rival);
 }
 
+/* A handle of this process that a TAKE_BACK attach took the side from,
+   kept by a careless part of the program. Without region_fd no LOCKED
+   bit tells the two handles' words apart. */
+static shared_ring_producer lost_handle;
+static int lost_detached = -100;
+
+/* Once the new attach moved the word back to ATTACHED, before it
+   published its attach id: the careless part detaches the lost handle. */
+static void detach_the_lost_handle(const char *what) {
+    uint64_t w = word_at(SRNG_OFF_PRODUCER_ID);
+    if (strcmp(what, "move owner") != 0 || w == 0 ||
+        (w & SRNG_OWNER_STATE) != SRNG_ATTACHED)
+        return;
+    at_point = NULL;
+    lost_detached = shared_ring_detach_producer(&lost_handle);
+}
+
+TEST(a_lost_handle_detached_before_the_new_attach_id_is_out_leaves_the_side) {
+    shared_ring_producer p, other;
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT; /* no region_fd: no lock */
+    int r;
+    fresh();
+    CHECK_EQ(shared_ring_attach_producer(&lost_handle, region, size, &o), SHARED_RING_OK);
+    o.flags = SHARED_RING_TAKE_BACK;
+    lost_detached = -100;
+    at_point = detach_the_lost_handle;
+    r = shared_ring_attach_producer(&p, region, size, &o);
+    at_point = NULL;
+    CHECK_EQ(r, SHARED_RING_OK);
+    CHECK_EQ(lost_detached, SHARED_RING_OK);
+    CHECK(word_at(SRNG_OFF_PRODUCER_ID) == p.s.owner); /* still the new handle's */
+    o.flags = 0;
+    CHECK_EQ(shared_ring_attach_producer(&other, region, size, &o), SHARED_RING_ERR_BUSY);
+    if (r == SHARED_RING_OK) shared_ring_detach_producer(&p);
+}
+
 int main(void) {
     alarm(60);
     RUN(prepare_does_not_keep_a_ring_for_a_dead_producer_judged_on_a_stale_word);
@@ -335,5 +374,6 @@ int main(void) {
     RUN(a_claim_does_not_take_a_word_that_left_and_came_back_while_it_looked);
     RUN(prepare_judges_a_word_whose_byte_was_held_though_it_saw_garbage);
     RUN(a_claim_refused_the_lock_takes_it_once_free_and_judges_a_dead_holder_gone);
+    RUN(a_lost_handle_detached_before_the_new_attach_id_is_out_leaves_the_side);
     return harness_summary("stale_judge");
 }
