@@ -504,7 +504,9 @@ typedef struct shared_ring_options {
    the program lost without detaching). Never takes a side from another
    live process. The lost handle keeps its lock: this one holds none, and
    once it detaches, other processes' attaches wait (NOT_FORMATTED) until
-   this process exits. */
+   this process exits. The lost handle's calls then say ERR_HANDLE, and
+   its detach gives nothing back; one made *while* this attach runs may
+   still free the side (without region_fd both hold one owner word). */
 #define SHARED_RING_TAKE_BACK 1u
 /* flags: this side polls and is never woken: after its spin, a wait naps
    in slices of 1 ms and looks again. In return the peer publishes (or
@@ -2469,35 +2471,38 @@ static void srng_write_identity(unsigned char *region, unsigned id_off, uint64_t
     SRNG_STORE(srng_u64_at(region, slot + SRNG_SLOT_WHO), srng_in_state(owner, 0), release);
 }
 
-/* Does the slot place `owner`'s holder in pid namespace `here` (ours)? Not if it names another
-   word (a former holder's, or none yet) before or after the namespace is read, nor if that is
-   unknown. */
+/* Does the slot place `owner`'s holder in our pid namespace? Not if it names another word (a
+   former holder's, or none yet) before or after the namespace is read, nor if that is unknown.
+   *here caches ours (0: not asked yet): a stat of /proc, asked only once a slot names the word. */
 static int srng_placed_in(const unsigned char *region, unsigned id_off, uint64_t owner,
-                          uint64_t here) {
+                          uint64_t *here) {
     unsigned slot = id_off + SRNG_ID_SLOT;
     uint64_t who = srng_in_state(owner, 0), ns;
     if (srng_id_field(region, slot + SRNG_SLOT_WHO) != who) return 0;
     ns = srng_id_field(region, slot + SRNG_SLOT_NS);
-    return srng_id_field(region, slot + SRNG_SLOT_WHO) == who && ns != 0u && ns == here;
+    if (srng_id_field(region, slot + SRNG_SLOT_WHO) != who || ns == 0u) return 0;
+    if (*here == 0u) *here = srng_pid_namespace();
+    return ns == *here;
 }
 
 static int srng_placed_here(const unsigned char *region, unsigned id_off, uint64_t owner) {
-    return srng_placed_in(region, id_off, owner, srng_pid_namespace());
+    uint64_t here = 0;
+    return srng_placed_in(region, id_off, owner, &here);
 }
 
-/* Held by the process whose word is `mine`, in namespace `here`? Only if its word is that (pid and
-   number) and its slot puts it there (a child of ours in a new namespace may share both). Asked
-   of this process: srng_my_word() and srng_pid_namespace(), two system calls, so wait_any makes
-   them once per set, not once per ring. */
+/* Held by the process whose word is `mine`? Only if its word is that (pid and number) and its slot
+   puts it in our namespace (a child of ours in a new namespace may share both). wait_any asks once
+   per set (getpid, and the namespace at most once), not once per ring. */
 static int srng_held_by(const unsigned char *region, unsigned id_off, uint64_t mine,
-                        uint64_t here) {
+                        uint64_t *here) {
     uint64_t owner = srng_owner_load(region, id_off);
     return owner != 0u && srng_same_owner(owner, mine) &&
            srng_placed_in(region, id_off, owner, here);
 }
 
 static int srng_in_this_process(const unsigned char *region, unsigned id_off) {
-    return srng_held_by(region, id_off, srng_my_word(), srng_pid_namespace());
+    uint64_t here = 0;
+    return srng_held_by(region, id_off, srng_my_word(), &here);
 }
 
 /* Was the last holder this process (the slot a release leaves names our word in our namespace)?
@@ -3324,7 +3329,9 @@ static int srng_attach_side(shared_ring_side *s, void *region, size_t region_siz
     if (r != SHARED_RING_OK) return r;
     r = srng_claim(r8, id_off, opt->flags, s->lock_fd, &s->owner);
     /* Once ATTACHED, our word may equal that of a handle we took the side back from (no LOCKED bit
-       tells them apart): until announce publishes our id, no id is that handle's. */
+       tells them apart): until announce publishes our id, no id is that handle's. That handle's
+       look just before our claim and its move just after our ATTACHED still succeed (an ABA only
+       a per-attach part in the word would close). */
     if (r == SHARED_RING_OK) SRNG_STORE(srng_u64_at(r8, id_off + SRNG_ID_ATTACH), 0u, relaxed);
     /* Read again: a prepare may have formatted the region anew before our claim; none can now, so
        this header is the one we attach to. */
@@ -4809,17 +4816,16 @@ static void srng_name_bell(shared_ring_consumer *const *rings, size_t n, uint32_
 static uint32_t srng_take_bell(shared_ring_consumer *const *rings, size_t n) {
 #if defined(SRNG_HAVE_BELLS) && defined(SRNG_HAVE_IDENTITY)
     uint32_t bell;
-    uint64_t mine, here;
+    uint64_t mine, here = 0;
     size_t i;
     if (srng_waitv_covers(n)) return 0u;
     mine = srng_my_word();
-    here = srng_pid_namespace();
     for (i = 0; i < n; i++) {
         const unsigned char *region;
         if (rings[i] == SRNG_NULL) continue;
         region = rings[i]->s.region;
         if (!srng_futex_wakes_reach(&rings[i]->s) ||
-            !srng_held_by(region, SRNG_OFF_PRODUCER_ID, mine, here) ||
+            !srng_held_by(region, SRNG_OFF_PRODUCER_ID, mine, &here) ||
             srng_id_field(region, SRNG_OFF_PRODUCER_BELLS) != srng_bell_table())
             return 0u;
     }
@@ -5017,7 +5023,9 @@ static int srng_leave(shared_ring_side *s, uint32_t magic, unsigned id_off,
     if (magic == SRNG_PRODUCER_MAGIC && r == SHARED_RING_OK && !lost)
         srng_publish(SRNG_PUN(shared_ring_producer *, s));
     srng_drop_peer_fd(s);
-    if (lost) s->owner = 0; /* the word, even if equal to ours, is another handle's */
+    /* Looked at again next to the move: a take-back may have finished during the publish. The
+       word, even if equal to ours, is then another handle's. */
+    if (lost || srng_side_lost(s)) s->owner = 0;
     srng_release_side(s, s->region, id_off);
     SRNG_FENCE();
     srng_wake_sleeper_now(s, srng_u32_at(s->region, peer_sleep_off));

@@ -13,7 +13,8 @@
      "byte tested");
    - a handle an attach took the side back from must not, once the attach
      is ATTACHED with the same word, pass for the side's holder until the
-     new attach id is out ("move owner"). */
+     new attach id is out ("move owner"), nor because it looked before a
+     take-back that ran during its detach's publish ("publish"). */
 #define _GNU_SOURCE
 #include <string.h>
 static void hook(const char *what);
@@ -362,7 +363,41 @@ TEST(a_lost_handle_detached_before_the_new_attach_id_is_out_leaves_the_side) {
     CHECK(word_at(SRNG_OFF_PRODUCER_ID) == p.s.owner); /* still the new handle's */
     o.flags = 0;
     CHECK_EQ(shared_ring_attach_producer(&other, region, size, &o), SHARED_RING_ERR_BUSY);
-    if (r == SHARED_RING_OK) shared_ring_detach_producer(&p);
+    if (r == SHARED_RING_OK) CHECK_EQ(shared_ring_detach_producer(&p), SHARED_RING_OK);
+    CHECK(word_at(SRNG_OFF_PRODUCER_ID) == 0); /* the new handle's detach frees the side */
+}
+
+static shared_ring_producer taker;
+static int take_back_result = -100;
+
+/* While the handle's detach publishes what its cork held back, another
+   part of the program takes the side back, to the end of its attach. */
+static void take_back_during_the_publish(const char *what) {
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
+    if (strcmp(what, "publish") != 0) return;
+    at_point = NULL;
+    o.flags = SHARED_RING_TAKE_BACK;
+    take_back_result = shared_ring_attach_producer(&taker, region, size, &o);
+}
+
+TEST(a_detach_that_loses_its_side_while_it_publishes_leaves_the_side) {
+    shared_ring_producer p, other;
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT; /* no region_fd: no lock */
+    int r;
+    fresh();
+    CHECK_EQ(shared_ring_attach_producer(&p, region, size, &o), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_cork(&p), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_write_bytes(&p, "held", 4, 0), SHARED_RING_OK);
+    take_back_result = -100;
+    at_point = take_back_during_the_publish;
+    r = shared_ring_detach_producer(&p);
+    at_point = NULL;
+    CHECK_EQ(r, SHARED_RING_OK);
+    CHECK_EQ(take_back_result, SHARED_RING_OK);
+    CHECK(word_at(SRNG_OFF_PRODUCER_ID) == taker.s.owner); /* still the taker's */
+    CHECK_EQ(shared_ring_attach_producer(&other, region, size, &o), SHARED_RING_ERR_BUSY);
+    if (take_back_result == SHARED_RING_OK)
+        CHECK_EQ(shared_ring_detach_producer(&taker), SHARED_RING_OK);
 }
 
 int main(void) {
@@ -375,5 +410,6 @@ int main(void) {
     RUN(prepare_judges_a_word_whose_byte_was_held_though_it_saw_garbage);
     RUN(a_claim_refused_the_lock_takes_it_once_free_and_judges_a_dead_holder_gone);
     RUN(a_lost_handle_detached_before_the_new_attach_id_is_out_leaves_the_side);
+    RUN(a_detach_that_loses_its_side_while_it_publishes_leaves_the_side);
     return harness_summary("stale_judge");
 }
