@@ -1335,10 +1335,6 @@ typedef _Atomic uint32_t srng_au32;
 #ifndef SRNG_SCHED_POINT
 #define SRNG_SCHED_POINT(what) ((void)0)
 #endif
-/* Finer points, around a judge's test of a lock byte: only tests/stale_judge.c forces them. */
-#ifndef SRNG_JUDGE_POINT
-#define SRNG_JUDGE_POINT(what) ((void)0)
-#endif
 
 /* SRNG_COLD: an error path kept out of line, so that inlining it does not
    use up the budget that the hot path's callers need (it cost 8
@@ -2402,9 +2398,9 @@ static int srng_lock_byte(int own, unsigned id_off) {
 /* Is the byte at id_off held by a description other than `own`? 1 held, 0 free, -1 can't tell. */
 static int srng_byte_held(int own, unsigned id_off) {
     int type;
-    SRNG_JUDGE_POINT("test byte");
+    SRNG_SCHED_POINT("test byte");
     type = own >= 0 ? srng_ofd_lock(own, SRNG_F_OFD_GETLK, F_WRLCK, id_off) : -1;
-    SRNG_JUDGE_POINT("byte tested");
+    SRNG_SCHED_POINT("byte tested");
     return type < 0 ? -1 : type != F_UNLCK;
 }
 

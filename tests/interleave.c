@@ -1316,12 +1316,15 @@ static int run_once(const scenario *sc, const int *forced, int nforced, unsigned
         pids[i] = harness_fork();
         if (pids[i] == 0) start_actor(sc, i);
     }
-    /* every actor parks at "start" first */
-    for (i = 0; i < sc->actors; i++)
-        while (atomic_load(&ctl->state[i]) != PARKED) {
-            unsigned bell = atomic_load(&ctl->bell);
-            if (atomic_load(&ctl->state[i]) != PARKED) control_wait(&ctl->bell, bell, 1000000);
-        }
+    /* Every actor parks at "start" first, and hands the turn back: wait for its bell, not its
+       PARKED. An actor preempted between the two would store turn -1 over the first turn given,
+       and the driver would count a step that never ran (a replay then diverged, rarely, under
+       load). */
+    for (;;) {
+        unsigned bell = atomic_load(&ctl->bell);
+        if (bell >= (unsigned)sc->actors) break;
+        control_wait(&ctl->bell, bell, 1000000);
+    }
     atomic_store(&ctl->turn, -1);
     for (;;) {
         int bits, pick, who, yielded, timeouts = 0, late = 0;

@@ -19,7 +19,6 @@
 #include <string.h>
 static void hook(const char *what);
 #define SRNG_SCHED_POINT(what) hook(what)
-#define SRNG_JUDGE_POINT(what) hook(what)
 #define SHARED_RING_IMPLEMENTATION
 #include "../shared_ring.h"
 #include "harness.h"
