@@ -1287,7 +1287,25 @@ typedef uint32_t srng_au32;
 #define SRNG_ADD(ptr, v, order) __atomic_fetch_add((ptr), (v), SRNG_ORDER_##order)
 #define SRNG_CAS(ptr, expected, v) \
     __atomic_compare_exchange_n((ptr), &(expected), (v), 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)
+/* The full fence (a store, then a load of another word). On x86 a locked or of the stack, as
+   GCC itself emits and Linux's smp_mb: Clang's mfence also waits for the cache-line transfers in
+   flight, 8x slower a 64-byte message between processes on an AMD EPYC (docs/benchmarks.md).
+   ThreadSanitizer sees only the builtin. */
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define SRNG_TSAN 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define SRNG_TSAN 1
+#endif
+#if defined(__x86_64__) && !defined(SRNG_TSAN)
+#define SRNG_FENCE() __asm__ __volatile__("lock orq $0, (%%rsp)" ::: "memory", "cc")
+#elif defined(__i386__) && !defined(SRNG_TSAN)
+#define SRNG_FENCE() __asm__ __volatile__("lock orl $0, (%%esp)" ::: "memory", "cc")
+#else
 #define SRNG_FENCE() __atomic_thread_fence(__ATOMIC_SEQ_CST)
+#endif
 #define SRNG_COMPILER_BARRIER() __atomic_signal_fence(__ATOMIC_SEQ_CST)
 #if __GCC_ATOMIC_LLONG_LOCK_FREE != 2
 #error "shared_ring.h needs lock-free 64-bit atomics on this target"
