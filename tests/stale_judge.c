@@ -346,8 +346,19 @@ static void detach_the_lost_handle(const char *what) {
     lost_detached = shared_ring_detach_producer(&lost_handle);
 }
 
+/* The side is `holder`'s alone: its word, no other attach; its detach
+   frees it. */
+static void check_the_side_stays_with(shared_ring_producer *holder) {
+    shared_ring_producer other;
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
+    CHECK(word_at(SRNG_OFF_PRODUCER_ID) == holder->s.owner);
+    CHECK_EQ(shared_ring_attach_producer(&other, region, size, &o), SHARED_RING_ERR_BUSY);
+    CHECK_EQ(shared_ring_detach_producer(holder), SHARED_RING_OK);
+    CHECK(word_at(SRNG_OFF_PRODUCER_ID) == 0);
+}
+
 TEST(a_lost_handle_detached_before_the_new_attach_id_is_out_leaves_the_side) {
-    shared_ring_producer p, other;
+    shared_ring_producer p;
     shared_ring_options o = SHARED_RING_OPTIONS_INIT; /* no region_fd: no lock */
     int r;
     fresh();
@@ -359,11 +370,7 @@ TEST(a_lost_handle_detached_before_the_new_attach_id_is_out_leaves_the_side) {
     at_point = NULL;
     CHECK_EQ(r, SHARED_RING_OK);
     CHECK_EQ(lost_detached, SHARED_RING_OK);
-    CHECK(word_at(SRNG_OFF_PRODUCER_ID) == p.s.owner); /* still the new handle's */
-    o.flags = 0;
-    CHECK_EQ(shared_ring_attach_producer(&other, region, size, &o), SHARED_RING_ERR_BUSY);
-    if (r == SHARED_RING_OK) CHECK_EQ(shared_ring_detach_producer(&p), SHARED_RING_OK);
-    CHECK(word_at(SRNG_OFF_PRODUCER_ID) == 0); /* the new handle's detach frees the side */
+    if (r == SHARED_RING_OK) check_the_side_stays_with(&p);
 }
 
 static shared_ring_producer taker;
@@ -380,9 +387,10 @@ static void take_back_during_the_publish(const char *what) {
 }
 
 TEST(a_detach_that_loses_its_side_while_it_publishes_leaves_the_side) {
-    shared_ring_producer p, other;
+    shared_ring_producer p;
+    shared_ring_consumer c;
     shared_ring_options o = SHARED_RING_OPTIONS_INIT; /* no region_fd: no lock */
-    int r;
+    int r, got = 0;
     fresh();
     CHECK_EQ(shared_ring_attach_producer(&p, region, size, &o), SHARED_RING_OK);
     CHECK_EQ(shared_ring_cork(&p), SHARED_RING_OK);
@@ -393,10 +401,12 @@ TEST(a_detach_that_loses_its_side_while_it_publishes_leaves_the_side) {
     at_point = NULL;
     CHECK_EQ(r, SHARED_RING_OK);
     CHECK_EQ(take_back_result, SHARED_RING_OK);
-    CHECK(word_at(SRNG_OFF_PRODUCER_ID) == taker.s.owner); /* still the taker's */
-    CHECK_EQ(shared_ring_attach_producer(&other, region, size, &o), SHARED_RING_ERR_BUSY);
-    if (take_back_result == SHARED_RING_OK)
-        CHECK_EQ(shared_ring_detach_producer(&taker), SHARED_RING_OK);
+    if (take_back_result == SHARED_RING_OK) check_the_side_stays_with(&taker);
+    /* what the cork held went out before the side changed hands */
+    CHECK_EQ(shared_ring_attach_consumer(&c, region, size, &o), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_read_some(&c, count_one, &got), 1);
+    CHECK_EQ(got, 1);
+    shared_ring_detach_consumer(&c);
 }
 
 int main(void) {

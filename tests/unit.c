@@ -2,9 +2,8 @@
 #define _GNU_SOURCE                   /* syscall() for the membarrier query */
 #ifndef TESTS_EXTERNAL_IMPLEMENTATION /* else linked from a C++ build */
 #define SHARED_RING_IMPLEMENTATION
-/* The implementation's fences (SRNG_FENCE: GCC's and Clang's
-   __atomic_thread_fence), seen from outside: in this file each goes
-   through unit_fence, which makes it and, for a seq_cst one, calls
+/* The implementation's fences (SRNG_FENCE), seen from outside: in this
+   file each goes through unit_fence, which makes it and calls
    fence_probe (NULL: none). A test can then check what was already stored
    when a fence was made. Nothing else could tell a missing fence from a
    present one: the reordering it forbids is too rare on one machine to
@@ -12,11 +11,11 @@
 #include <stddef.h>
 #define UNIT_SEES_FENCES 1
 static void (*fence_probe)(void);
-static void unit_fence(int order) {
+static void unit_fence(void) {
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    if (order == __ATOMIC_SEQ_CST && fence_probe != NULL) fence_probe();
+    if (fence_probe != NULL) fence_probe();
 }
-#define __atomic_thread_fence(order) unit_fence(order)
+#define SRNG_FENCE() unit_fence()
 /* A scheduling point at each load and store of a control word
    (SRNG_SCHED_POINT, as tests/interleave.c and tests/seams.c use them): a
    test may run one step of "the other side" there, so that a race is
