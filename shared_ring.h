@@ -1287,9 +1287,9 @@ typedef uint32_t srng_au32;
 #define SRNG_ADD(ptr, v, order) __atomic_fetch_add((ptr), (v), SRNG_ORDER_##order)
 #define SRNG_CAS(ptr, expected, v) \
     __atomic_compare_exchange_n((ptr), &(expected), (v), 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)
-/* The full fence (a store, then a load of another word). On x86 a locked or of the stack, as
-   GCC itself emits and Linux's smp_mb: Clang's mfence also waits for the cache-line transfers in
-   flight, 8x slower a 64-byte message between processes on an AMD EPYC (docs/benchmarks.md).
+/* The full fence (a store, then a load of another word). On x86 a locked no-op or of the stack,
+   as GCC emits (Linux's smp_mb is the same kind): Clang 14's mfence made a 64-byte message between
+   processes 8x slower on an AMD EPYC (docs/benchmarks.md). Both asm dialects (-masm=intel).
    ThreadSanitizer sees only the builtin. */
 #if defined(__has_feature)
 #if __has_feature(thread_sanitizer)
@@ -1301,9 +1301,11 @@ typedef uint32_t srng_au32;
 #endif
 #if defined(SRNG_FENCE) /* a test's own, which watches each fence */
 #elif defined(__x86_64__) && !defined(SRNG_TSAN)
-#define SRNG_FENCE() __asm__ __volatile__("lock orq $0, (%%rsp)" ::: "memory", "cc")
+#define SRNG_FENCE() \
+    __asm__ __volatile__("lock {orq $0, (%%rsp)|or qword ptr [rsp], 0}" ::: "memory", "cc")
 #elif defined(__i386__) && !defined(SRNG_TSAN)
-#define SRNG_FENCE() __asm__ __volatile__("lock orl $0, (%%esp)" ::: "memory", "cc")
+#define SRNG_FENCE() \
+    __asm__ __volatile__("lock {orl $0, (%%esp)|or dword ptr [esp], 0}" ::: "memory", "cc")
 #else
 #define SRNG_FENCE() __atomic_thread_fence(__ATOMIC_SEQ_CST)
 #endif

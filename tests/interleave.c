@@ -1266,7 +1266,7 @@ static int wait_for_turn(const scenario *sc, pid_t *pids) {
                 trial.status[i] = st;
                 pids[i] = 0;
                 atomic_store(&ctl->state[i], DONE);
-                atomic_store(&ctl->turn, -1);
+                if (atomic_load(&ctl->turn) == i) atomic_store(&ctl->turn, -1); /* it died running */
             }
         }
         clock_gettime(CLOCK_MONOTONIC, &now);
@@ -1324,6 +1324,13 @@ static int run_once(const scenario *sc, const int *forced, int nforced, unsigned
         unsigned bell = atomic_load(&ctl->bell);
         if (bell >= (unsigned)sc->actors) break;
         control_wait(&ctl->bell, bell, 1000000);
+        for (i = 0; i < sc->actors; i++) /* one that died before "start" never rings */
+            if (pids[i] > 0 && waitpid(pids[i], &trial.status[i], WNOHANG) == pids[i]) {
+                pids[i] = 0;
+                trial.failed = 1;
+                snprintf(trial.point[trial.steps++], POINT_NAME, "(died before start)");
+                goto end;
+            }
     }
     atomic_store(&ctl->turn, -1);
     for (;;) {
@@ -1399,6 +1406,7 @@ static int run_once(const scenario *sc, const int *forced, int nforced, unsigned
         atomic_fetch_add(&ctl->go[who], 1u);
         control_wake(&ctl->go[who]);
     }
+end:
     if (trial.steps == MAX_STEPS) trial.failed = 1;
     atomic_store(&ctl->release_all, 1);
     control_wake(&ctl->release_all);
