@@ -504,9 +504,11 @@ typedef struct shared_ring_options {
    the program lost without detaching). Never takes a side from another
    live process. The lost handle keeps its lock: this one holds none, and
    once it detaches, other processes' attaches wait (NOT_FORMATTED) until
-   this process exits. The lost handle's calls then say ERR_HANDLE, and
-   its detach gives nothing back; one made *while* this attach runs may
-   still free the side (without region_fd both hold one owner word). */
+   this process exits. Stop using the lost handle: its close and sleeping
+   waits then say ERR_HANDLE and its detach gives nothing back, but its
+   writes are not checked (the hot path), and a detach made *while* this
+   attach runs may still free the side (without region_fd both hold one
+   owner word). */
 #define SHARED_RING_TAKE_BACK 1u
 /* flags: this side polls and is never woken: after its spin, a wait naps
    in slices of 1 ms and looks again. In return the peer publishes (or
