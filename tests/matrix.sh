@@ -149,15 +149,18 @@ done
 # ---- Windows: mingw-w64 under wine -----------------------------------------------
 WINE=""
 for w in wine64 /usr/lib/wine/wine64 wine; do if have "$w"; then WINE=$w; break; fi; done
-# The first program run in a fresh prefix makes it, and the wineserver that
-# did can go away under the next one ("recvmsg: Connection reset by peer", a
-# row failed with no test failing): make the prefix once here and wait until
-# that server has exited.
+# Each program started its own wineserver, which exits a moment after its
+# last client; a program started in that moment had its connection reset
+# ("recvmsg: Connection reset by peer", a row failed with no test failing).
+# So: make the prefix once, then keep one persistent server up for every
+# Windows row and stop it after them.
+winesrv=""
 if [ -n "$WINE" ] && have x86_64-w64-mingw32-gcc; then
     winesrv=$(dirname "$(command -v "$WINE")")/wineserver
     have "$winesrv" || winesrv=wineserver
     (export WINEDEBUG=-all WINEPREFIX="$PWD/$OUT/wineprefix" &&
-        "$WINE" wineboot -i > /dev/null 2>&1 && "$winesrv" -w) || :
+        "$WINE" wineboot -i > /dev/null 2>&1 && "$winesrv" -w &&
+        "$winesrv" -p) || :
 fi
 for v in 0x0A00:WaitOnAddress 0x0601:Sleep; do
     winnt=${v%%:*} method=${v#*:}
@@ -180,6 +183,7 @@ for v in 0x0A00:WaitOnAddress 0x0601:Sleep; do
         [ \$rc -eq 0 ] && grep -q 'waits use $method' $d/unit.out &&
         $WINE $d/stress.exe $STRESS && $WINE $d/win_peers.exe"
 done
+[ -z "$winesrv" ] || WINEPREFIX="$PWD/$OUT/wineprefix" "$winesrv" -k 2>/dev/null || :
 
 # ---- MSVC mode: clang as MSVC, compile only -------------------------------------
 # No MSVC here: clang compiles the header, its implementation and the SHM
