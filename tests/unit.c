@@ -16,6 +16,10 @@ static void unit_fence(void) {
     if (fence_probe != NULL) fence_probe();
 }
 #define SRNG_FENCE() unit_fence()
+/* The waiting consumer's prefetch of the next line, counted. */
+#define UNIT_SEES_PREFETCHES 1
+static unsigned long unit_prefetches;
+#define SRNG_PREFETCH(addr) ((void)(addr), unit_prefetches++)
 /* A scheduling point at each load and store of a control word
    (SRNG_SCHED_POINT, as tests/interleave.c and tests/seams.c use them): a
    test may run one step of "the other side" there, so that a race is
@@ -1194,6 +1198,30 @@ TEST(wait_returns_ok_when_data_is_there) {
     shared_ring_write_bytes(&prod, "x", 1, 0);
     CHECK_EQ(shared_ring_wait(&cons, 0), SHARED_RING_OK);
 }
+
+#ifdef UNIT_SEES_PREFETCHES
+/* Write n messages of len bytes and read them. */
+static void stream_of(int n, size_t len) {
+    static const char bytes[1024];
+    seen s;
+    for (int i = 0; i < n; i++)
+        CHECK_EQ(shared_ring_write_bytes(&prod, bytes, len, 0), SHARED_RING_OK);
+    CHECK_EQ(drain(&s), n);
+}
+
+TEST(waiting_consumer_fetches_the_next_line_only_while_messages_average_64_bytes) {
+    unsigned long before;
+    setup(4096, 0);
+    stream_of(4, 64);
+    before = unit_prefetches;
+    CHECK_EQ(shared_ring_wait(&cons, 0), SHARED_RING_EMPTY);
+    CHECK(unit_prefetches > before); /* 64 bytes on average: both lines of the next record */
+    stream_of(1, 128);               /* 384 bytes in 5 messages: bytes / 64 > messages */
+    before = unit_prefetches;
+    CHECK_EQ(shared_ring_wait(&cons, 0), SHARED_RING_EMPTY);
+    CHECK_EQ(unit_prefetches, before); /* the next line may be payload the producer writes */
+}
+#endif
 
 static void *write_later(void *arg) {
     struct timespec d = { 0, 30000000 };
@@ -3975,6 +4003,9 @@ int main(void) {
     RUN(every_consumer_call_that_may_not_wait_says_empty);
     RUN(every_producer_call_that_may_not_wait_says_full);
     RUN(wait_returns_ok_when_data_is_there);
+#ifdef UNIT_SEES_PREFETCHES
+    RUN(waiting_consumer_fetches_the_next_line_only_while_messages_average_64_bytes);
+#endif
     RUN(sleeping_consumer_is_woken_by_a_write);
     RUN(blocked_producer_is_woken_when_the_consumer_frees_space);
     RUN(a_producer_asleep_for_room_is_woken_only_by_the_release_that_frees_its_threshold);
