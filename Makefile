@@ -213,7 +213,13 @@ compile-tests: $(addprefix $(B)/,$(COMPILE_TESTS))
 	    $$c -std=c11 -O2 -c tests/compile/impl.c -o $$o && objdump -d $$o | grep -q 'lock or' && \
 	    ! objdump -d $$o | grep -q mfence || \
 	    { echo "compile test fence-is-a-locked-or ($$c) failed"; exit 1; }; done
-	@echo "compile: $(words $(COMPILE_TESTS) shm-strict fence) passed, 0 failed"
+	@# clang in MSVC mode (clang-cl) too: its <stdatomic.h> and <atomic> fence with mfence
+	@o=$(B)/fence-msvc.o; command -v objdump > /dev/null && command -v clang > /dev/null || exit 0; \
+	    clang --target=x86_64-pc-windows-msvc -fms-compatibility -fms-extensions -isystem tests/msvc \
+	        -I. -std=c11 -O2 -c tests/msvc/quickstart.c -o $$o && \
+	    objdump -d $$o | grep -q 'lock or' && ! objdump -d $$o | grep -q mfence || \
+	    { echo "compile test fence-is-a-locked-or (clang, MSVC mode) failed"; exit 1; }
+	@echo "compile: $(words $(COMPILE_TESTS) shm-strict fence fence-msvc) passed, 0 failed"
 
 # The README's code blocks must be the example files, byte for byte.
 readme-check:

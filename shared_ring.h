@@ -1277,6 +1277,27 @@ SHARED_RING_API int srng_read_rest(shared_ring_consumer *c, shared_ring_read_fn 
    file (C99 or C++, inside extern "C" or not) gets no <stdatomic.h> or
    <atomic> from the fast path. Elsewhere, only in the implementation's
    file: C11 <stdatomic.h>, or <atomic> when compiled as C++. */
+/* The full fence (a store, then a load of another word). On x86, with GCC or Clang (clang-cl
+   too), a locked no-op or of the stack, as GCC emits (Linux's smp_mb is the same kind): Clang's
+   mfence, in both its modes, made a 64-byte message between processes 8x slower on an AMD EPYC
+   (docs/benchmarks.md). Both asm dialects (-masm=intel). ThreadSanitizer sees only the builtin.
+   Elsewhere each branch below makes it the language's seq_cst fence. */
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define SRNG_TSAN 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define SRNG_TSAN 1
+#endif
+#if defined(SRNG_FENCE) /* a test's own, which watches each fence */
+#elif (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__) && !defined(SRNG_TSAN)
+#define SRNG_FENCE() \
+    __asm__ __volatile__("lock {orq $0, (%%rsp)|or qword ptr [rsp], 0}" ::: "memory", "cc")
+#elif (defined(__GNUC__) || defined(__clang__)) && defined(__i386__) && !defined(SRNG_TSAN)
+#define SRNG_FENCE() \
+    __asm__ __volatile__("lock {orl $0, (%%esp)|or dword ptr [esp], 0}" ::: "memory", "cc")
+#endif
 #if defined(SRNG_FAST_PATH)
 typedef uint64_t srng_au64 __attribute__((aligned(8))); /* 8 on 32-bit x86 too */
 typedef uint32_t srng_au32;
@@ -1289,26 +1310,7 @@ typedef uint32_t srng_au32;
 #define SRNG_ADD(ptr, v, order) __atomic_fetch_add((ptr), (v), SRNG_ORDER_##order)
 #define SRNG_CAS(ptr, expected, v) \
     __atomic_compare_exchange_n((ptr), &(expected), (v), 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)
-/* The full fence (a store, then a load of another word). On x86 a locked no-op or of the stack,
-   as GCC emits (Linux's smp_mb is the same kind): Clang 14's mfence made a 64-byte message between
-   processes 8x slower on an AMD EPYC (docs/benchmarks.md). Both asm dialects (-masm=intel).
-   ThreadSanitizer sees only the builtin. */
-#if defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define SRNG_TSAN 1
-#endif
-#endif
-#if defined(__SANITIZE_THREAD__)
-#define SRNG_TSAN 1
-#endif
-#if defined(SRNG_FENCE) /* a test's own, which watches each fence */
-#elif defined(__x86_64__) && !defined(SRNG_TSAN)
-#define SRNG_FENCE() \
-    __asm__ __volatile__("lock {orq $0, (%%rsp)|or qword ptr [rsp], 0}" ::: "memory", "cc")
-#elif defined(__i386__) && !defined(SRNG_TSAN)
-#define SRNG_FENCE() \
-    __asm__ __volatile__("lock {orl $0, (%%esp)|or dword ptr [esp], 0}" ::: "memory", "cc")
-#else
+#ifndef SRNG_FENCE
 #define SRNG_FENCE() __atomic_thread_fence(__ATOMIC_SEQ_CST)
 #endif
 #define SRNG_COMPILER_BARRIER() __atomic_signal_fence(__ATOMIC_SEQ_CST)
@@ -1329,7 +1331,9 @@ typedef std::atomic<uint32_t> srng_au32;
 #define SRNG_CAS(ptr, expected, v)                                             \
     (ptr)->compare_exchange_strong((expected), (v), std::memory_order_acq_rel, \
                                    std::memory_order_acquire)
+#ifndef SRNG_FENCE
 #define SRNG_FENCE() std::atomic_thread_fence(std::memory_order_seq_cst)
+#endif
 #define SRNG_COMPILER_BARRIER() std::atomic_signal_fence(std::memory_order_seq_cst)
 #else
 #include <stdatomic.h>
@@ -1342,7 +1346,9 @@ typedef _Atomic uint32_t srng_au32;
 #define SRNG_CAS(ptr, expected, v)                                                         \
     atomic_compare_exchange_strong_explicit((ptr), &(expected), (v), memory_order_acq_rel, \
                                             memory_order_acquire)
+#ifndef SRNG_FENCE
 #define SRNG_FENCE() atomic_thread_fence(memory_order_seq_cst)
+#endif
 #define SRNG_COMPILER_BARRIER() atomic_signal_fence(memory_order_seq_cst)
 #endif
 #if !defined(SRNG_FAST_PATH) && (!defined(ATOMIC_LLONG_LOCK_FREE) || ATOMIC_LLONG_LOCK_FREE != 2)
