@@ -154,12 +154,21 @@ for w in wine64 /usr/lib/wine/wine64 wine; do if have "$w"; then WINE=$w; break;
 # ("recvmsg: Connection reset by peer", a row failed with no test failing).
 # So: make the prefix once, then keep one persistent server up for every
 # Windows row and stop it after them.
+# A server left by a run that was killed is stopped first (else -w waits for it forever), and
+# this run's is stopped however the script ends.
 winesrv=""
+stop_wineserver() {
+    stop_wineserver
+}
 if [ -n "$WINE" ] && have x86_64-w64-mingw32-gcc; then
     winesrv=$(dirname "$(command -v "$WINE")")/wineserver
     have "$winesrv" || winesrv=wineserver
+    stop_wineserver
+    trap stop_wineserver EXIT
+    trap 'exit 130' INT
+    trap 'exit 143' TERM
     (export WINEDEBUG=-all WINEPREFIX="$PWD/$OUT/wineprefix" &&
-        "$WINE" wineboot -i > /dev/null 2>&1 && "$winesrv" -w &&
+        "$WINE" wineboot -i > /dev/null 2>&1 && timeout 120 "$winesrv" -w &&
         "$winesrv" -p) || :
 fi
 for v in 0x0A00:WaitOnAddress 0x0601:Sleep; do
@@ -183,7 +192,7 @@ for v in 0x0A00:WaitOnAddress 0x0601:Sleep; do
         [ \$rc -eq 0 ] && grep -q 'waits use $method' $d/unit.out &&
         $WINE $d/stress.exe $STRESS && $WINE $d/win_peers.exe"
 done
-[ -z "$winesrv" ] || WINEPREFIX="$PWD/$OUT/wineprefix" "$winesrv" -k 2>/dev/null || :
+stop_wineserver
 
 # ---- MSVC mode: clang as MSVC, compile only -------------------------------------
 # No MSVC here: clang compiles the header, its implementation and the SHM
