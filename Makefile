@@ -224,7 +224,8 @@ compile-tests: $(addprefix $(B)/,$(COMPILE_TESTS))
 	        -isystem tests/msvc -I. -x $$x -O2 -c tests/msvc/quickstart.c -o $$o || \
 	        { echo "$$t failed"; exit 1; }; \
 	    objdump -f $$o 2> /dev/null | grep -q 'x86-64' || { echo "$$t: skipped"; continue; }; \
-	    objdump -d $$o | grep -A1 -w lock | grep -q 'or' && ! objdump -d $$o | grep -q mfence || \
+	    objdump -d $$o | grep -A1 -w lock | grep -Eq '(^|[[:space:]])or[bwlq]?[[:space:]]' && \
+	    ! objdump -d $$o | grep -q mfence || \
 	    { echo "$$t failed"; exit 1; }; done
 	@echo "compile: $(words $(COMPILE_TESTS) shm-strict fence fence-msvc-c fence-msvc-c++) passed, 0 failed"
 

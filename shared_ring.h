@@ -662,8 +662,8 @@ typedef struct shared_ring_producer {
                               no fence: fenceless, uncorked, nothing held back */
     uint32_t full_latched; /* FULL was reported; wait for resume_free */
     uint32_t closed;
-    uint32_t unused; /* the consumer's u32s are as many: the handles have one size on every
-                        ABI (i386 aligns uint64_t to 4) */
+    uint32_t srng_spare; /* the consumer's u32s are as many: the handles have one size on
+                            every ABI (i386 aligns uint64_t to 4) */
 } shared_ring_producer;
 
 /* Consumer handle: a plain struct you own. Private fields. */

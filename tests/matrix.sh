@@ -158,7 +158,7 @@ for w in wine64 /usr/lib/wine/wine64 wine; do if have "$w"; then WINE=$w; break;
 # this run's is stopped however the script ends.
 winesrv=""
 stop_wineserver() {
-    stop_wineserver
+    [ -z "$winesrv" ] || WINEPREFIX="$PWD/$OUT/wineprefix" "$winesrv" -k 2>/dev/null || :
 }
 if [ -n "$WINE" ] && have x86_64-w64-mingw32-gcc; then
     winesrv=$(dirname "$(command -v "$WINE")")/wineserver
