@@ -14,6 +14,7 @@
 #include "harness.h"
 #include "message_check.h"
 
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -43,12 +44,32 @@ static void sleep_us(long us) {
     nanosleep(&d, NULL);
 }
 
+/* The child's word says whose side it is from its claim on, before its attach
+   ends: a kill in between leaves a claim, not a peer, and a side nobody
+   attached gives TIMEOUT, not PEER_GONE. So the child says over a pipe when
+   its attach returned, and the parent kills it only after that. */
+static int attached_pipe[2];
+
+static void say_attached(void) {
+    char one = 1;
+    if (write(attached_pipe[1], &one, 1) != 1) _exit(6);
+}
+
+static int wait_for_attach(void) {
+    struct pollfd pfd;
+    char one;
+    pfd.fd = attached_pipe[0];
+    pfd.events = POLLIN;
+    return poll(&pfd, 1, 10000) == 1 && read(attached_pipe[0], &one, 1) == 1;
+}
+
 /* Child: write forever, mixing plain writes, corked batches and claims that
    stay open for a while, so a kill lands in every state. */
 static void produce_forever(void *region, size_t size) {
     shared_ring_producer p;
     uint64_t seq = 0;
     if (shared_ring_attach_producer(&p, region, size, NULL) != SHARED_RING_OK) _exit(3);
+    say_attached();
     for (;;) {
         uint64_t kind = message_mix(seq ^ 0xC0FFEEu) % 4u;
         size_t len = message_len(seq, MAX_LEN);
@@ -76,18 +97,6 @@ static void produce_forever(void *region, size_t size) {
     }
 }
 
-/* Wait until the child has attached as `producer` (1) or consumer (0). */
-static void wait_for_attach(void *region, size_t size, int producer) {
-    shared_ring_owners o;
-    int i;
-    for (i = 0; i < 5000; i++) {
-        if (shared_ring_owners_of(region, size, 0, &o) == SHARED_RING_OK &&
-            (producer ? o.producer.pid : o.consumer.pid) != 0)
-            return;
-        sleep_us(1000);
-    }
-}
-
 TEST(killed_producer_leaves_whole_messages_then_peer_gone) {
     int round, hung = 0, bad_end = 0;
     uint64_t total = 0, bad = 0;
@@ -105,7 +114,7 @@ TEST(killed_producer_leaves_whole_messages_then_peer_gone) {
         child = harness_fork();
         if (child == 0) produce_forever(region, size);
         CHECK_EQ(shared_ring_attach_consumer(&c, region, size, NULL), SHARED_RING_OK);
-        wait_for_attach(region, size, 1);
+        CHECK(wait_for_attach());
         start = (uint64_t)time(NULL);
         /* Read while it runs, then kill it without warning. */
         while ((long)((uint64_t)time(NULL) - start) < 1 && v.delivered < 200000u) {
@@ -150,10 +159,11 @@ TEST(killed_consumer_leaves_the_producer_with_full_then_peer_gone) {
             shared_ring_consumer c;
             message_tally v = { 0, 0, MAX_LEN };
             if (shared_ring_attach_consumer(&c, region, size, NULL) != SHARED_RING_OK) _exit(3);
+            say_attached();
             for (;;) shared_ring_read(&c, message_tally_check, &v, SHARED_RING_FOREVER);
         }
         CHECK_EQ(shared_ring_attach_producer(&p, region, size, NULL), SHARED_RING_OK);
-        wait_for_attach(region, size, 0);
+        CHECK(wait_for_attach());
         for (i = 0; i < (int)(message_mix((uint64_t)round) % 500u); i++) {
             message_fill((uint64_t)i, buf, message_len((uint64_t)i, MAX_LEN));
             shared_ring_write_bytes(&p, buf, message_len((uint64_t)i, MAX_LEN), 100000000u);
@@ -176,6 +186,7 @@ TEST(killed_consumer_leaves_the_producer_with_full_then_peer_gone) {
 int main(int argc, char **argv) {
     if (argc > 1) rounds = atoi(argv[1]);
     alarm(600); /* a hang is a failure, not a stuck CI job */
+    if (pipe(attached_pipe) != 0) return 1;
     RUN(killed_producer_leaves_whole_messages_then_peer_gone);
     RUN(killed_consumer_leaves_the_producer_with_full_then_peer_gone);
     return harness_summary("crash");

@@ -264,6 +264,29 @@ TEST(a_dead_consumers_side_is_taken_over) {
     CHECK_EQ(shared_ring_attach_consumer(&c, region, size, &opts), SHARED_RING_OK);
 }
 
+/* A consumer killed between its claim and the end of its attach never was
+   a peer: the producer, with the ring full, times out (no PEER_GONE for a
+   consumer it never had), and the next consumer takes the dead claim over
+   and reads what was written. The word is one no live process can hold. */
+TEST(a_consumer_killed_while_attaching_is_no_peer_and_its_claim_is_taken_over) {
+    shared_ring_producer p;
+    shared_ring_consumer c;
+    unsigned char msg[64] = { 0 };
+    int r = SHARED_RING_OK, n = 0;
+    fresh_region();
+    harness_fake_owner(region, SRNG_OFF_CONSUMER_ID,
+                       srng_in_state(0x1FFFFFF0u | (uint64_t)777 << 32, SRNG_CLAIMING));
+    CHECK_EQ(shared_ring_attach_producer(&p, region, size, &opts), SHARED_RING_OK);
+    while (r == SHARED_RING_OK && n++ <= (int)CAPACITY / 8) r = shared_ring_write_bytes(&p, msg, 64, 0);
+    CHECK_EQ(r, SHARED_RING_FULL);
+    CHECK_EQ(shared_ring_write_bytes(&p, msg, 64, 120000000u), SHARED_RING_TIMEOUT);
+    CHECK_EQ(shared_ring_attach_consumer(&c, region, size, &opts), SHARED_RING_OK);
+    CHECK(shared_ring_read(&c, ignore, NULL, 0) > 0);
+    CHECK_EQ(shared_ring_write_bytes(&p, msg, 64, 0), SHARED_RING_OK);
+    shared_ring_detach_consumer(&c);
+    shared_ring_detach_producer(&p);
+}
+
 TEST(detach_lets_another_process_attach_as_that_side) {
     shared_ring_producer p;
     int status = -1;
@@ -1094,6 +1117,7 @@ int main(int argc, char **argv) {
     RUN(take_back_does_not_take_a_side_another_live_process_holds);
     RUN(a_dead_producers_side_is_taken_over);
     RUN(a_dead_consumers_side_is_taken_over);
+    RUN(a_consumer_killed_while_attaching_is_no_peer_and_its_claim_is_taken_over);
     RUN(detach_lets_another_process_attach_as_that_side);
     RUN(prepare_keeps_a_closed_stream_until_a_consumer_has_read_it);
     RUN(prepare_keeps_an_empty_closed_stream_until_a_consumer_has_seen_its_end);
