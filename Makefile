@@ -205,29 +205,8 @@ compile-tests: $(addprefix $(B)/,$(COMPILE_TESTS))
 	@! $(CC) -std=c11 -DSHARED_RING_SHM -fsyntax-only tests/compile/impl.c 2> $(B)/shm-strict.err && \
 	    grep -q '#error.*_GNU_SOURCE' $(B)/shm-strict.err || \
 	    { echo "compile test shm-strict-names-the-define failed"; exit 1; }
-	@# x86-64: the full fence is a locked or, never mfence (Clang 14's: 8x slower a 64-byte
-	@# message between processes, docs/benchmarks.md); skipped without objdump
-	@n=0; for c in "$(CC)" clang; do n=$$((n + 1)); o=$(B)/fence-$$n.o; \
-	    command -v objdump > /dev/null && command -v $${c%% *} > /dev/null || continue; \
-	    $$c -dM -E - < /dev/null | grep -q '__x86_64__ 1' || continue; \
-	    $$c -std=c11 -O2 -c tests/compile/impl.c -o $$o && objdump -d $$o | grep -q 'lock or' && \
-	    ! objdump -d $$o | grep -q mfence || \
-	    { echo "compile test fence-is-a-locked-or ($$c) failed"; exit 1; }; done
-	@# clang in MSVC mode (clang-cl) too, C and C++: its <stdatomic.h> and <atomic> fence with
-	@# mfence. Skipped where clang or objdump is missing or objdump cannot read the COFF object;
-	@# "lock" may end a line of objdump's output (llvm-objdump), its "or" on the next.
-	@for x in "c -std=c11" "c++ -std=c++17"; do o=$(B)/fence-msvc.o; \
-	    t="compile test fence-is-a-locked-or (clang, MSVC mode, $$x)"; \
-	    command -v objdump > /dev/null && command -v clang > /dev/null || \
-	        { echo "$$t: skipped"; continue; }; \
-	    clang --target=x86_64-pc-windows-msvc -fms-compatibility -fms-extensions \
-	        -isystem tests/msvc -I. -x $$x -O2 -c tests/msvc/quickstart.c -o $$o || \
-	        { echo "$$t failed"; exit 1; }; \
-	    objdump -f $$o 2> /dev/null | grep -q 'x86-64' || { echo "$$t: skipped"; continue; }; \
-	    objdump -d $$o | grep -A1 -w lock | grep -Eq '(^|[[:space:]])or[bwlq]?[[:space:]]' && \
-	    ! objdump -d $$o | grep -q mfence || \
-	    { echo "$$t failed"; exit 1; }; done
-	@echo "compile: $(words $(COMPILE_TESTS) shm-strict fence fence-msvc-c fence-msvc-c++) passed, 0 failed"
+	@sh tests/fence_check.sh "$(CC)" $(B)
+	@echo "compile: $(words $(COMPILE_TESTS) shm-strict fence-cc fence-clang fence-msvc-c fence-msvc-c++) passed, 0 failed"
 
 # The README's code blocks must be the example files, byte for byte.
 readme-check:
