@@ -4730,8 +4730,11 @@ static int srng_set_ready(void *ctx, int thorough) {
     return r >= 0 ? r + 1 : 0;
 }
 
+/* futex_waitv's deadline is read with the kernel's 64-bit clock call (srng_waitv), with the
+   CLOCK_MONOTONIC the libc clock's headers declare. */
 #if SRNG_OS_SLEEP == SRNG_SLEEPS_FUTEX && defined(SYS_futex_waitv) && \
-    defined(SRNG_HAVE_CLOCK_GETTIME)
+    defined(SRNG_HAVE_CLOCK_GETTIME) && \
+    (defined(SYS_clock_gettime64) || defined(__LP64__) || (defined(__x86_64__) && defined(__ILP32__)))
 #define SRNG_HAVE_WAITV 1
 #endif
 
@@ -4780,6 +4783,11 @@ static int srng_announce_many(shared_ring_consumer *const *rings, size_t n, int 
 
 #ifdef SRNG_HAVE_WAITV
 #define SRNG_WAITV_MAX 128u /* the kernel's limit */
+#ifdef SYS_clock_gettime64 /* 32-bit targets: the call with 64-bit fields */
+#define SRNG_SYS_CLOCK64 SYS_clock_gettime64
+#else /* 64-bit targets and x32, whose kernel clock fields are 64 bits */
+#define SRNG_SYS_CLOCK64 SYS_clock_gettime
+#endif
 static srng_au32 srng_no_waitv; /* 1: before Linux 5.16 */
 
 /* May one futex_waitv call watch a set of n rings? */
@@ -4798,7 +4806,6 @@ static int srng_waitv(shared_ring_consumer *const *rings, size_t n, uint64_t lef
     struct {
         int64_t sec, nsec;
     } until;
-    struct timespec now;
     unsigned k = 0;
     size_t i;
     long r;
@@ -4813,12 +4820,11 @@ static int srng_waitv(shared_ring_consumer *const *rings, size_t n, uint64_t lef
         w[k].reserved = 0u;
         k++;
     }
-    /* Its timeout is absolute, on CLOCK_MONOTONIC, with 64-bit fields on every target. */
-    if (clock_gettime(CLOCK_MONOTONIC, &now) != 0) return 0;
+    /* Its timeout is absolute, on the kernel's CLOCK_MONOTONIC, with 64-bit fields on every
+       target: so "now" is the kernel's too, not libc's clock_gettime, which a faked or frozen clock
+       (libfaketime, a broken vDSO) can put hours ahead, a sleep that long. */
+    if (syscall(SRNG_SYS_CLOCK64, CLOCK_MONOTONIC, SRNG_CAST(void *, &until)) != 0) return 0;
     if (left > 3600000000000u) left = 3600000000000u; /* an hour; the caller loops */
-    /* time_t and long vary by target: widen by assignment, not a cast. */
-    until.sec = now.tv_sec;
-    until.nsec = now.tv_nsec;
     until.sec += SRNG_CAST(int64_t, left / 1000000000u);
     until.nsec += SRNG_CAST(int64_t, left % 1000000000u);
     if (until.nsec >= 1000000000) {

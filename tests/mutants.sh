@@ -110,7 +110,7 @@ fi
 # nothing in the lists today: they are the net for mutants to come, and run
 # only for a mutant that gets that far.
 default_suites="unit fast_path fenced-fast_path liveness seams realtime kernel_lock stale_judge results fuzz mutate
-                stress fenced-stress fast-stress wakeup_hole os_wait mixed_builds shm_trust notifier
+                stress fenced-stress fast-stress wakeup_hole os_wait clock_fail mixed_builds shm_trust notifier
                 crash interleave"
 
 # suite NAME: sets targets (what make builds), cmd (what runs) and secs
@@ -121,7 +121,7 @@ suite() {
     secs=60
     case $1 in
     unit) targets=$B/unit cmd=./$B/unit secs=30 ;;
-    liveness | fast_path | fenced-fast_path | os_wait | mixed_builds | kernel_lock | stale_judge | \
+    liveness | fast_path | fenced-fast_path | os_wait | clock_fail | mixed_builds | kernel_lock | stale_judge | \
         shm_trust | notifier | seams | realtime)
         targets=$B/$1 cmd=./$B/$1 ;;
     results) targets=$B/results cmd="./$B/results shared_ring.h" ;;
