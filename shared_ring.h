@@ -1002,7 +1002,8 @@ SHARED_RING_API int shared_ring_adopt_consumer(shared_ring_consumer *c);
    alive (its lock is held, or it is the caller's own process), 0 gone (its lock free, or its pid
    ended in the caller's pid namespace) or nobody, -1 cannot tell. */
 typedef struct shared_ring_owner {
-    uint32_t pid;  /* process id recorded at attach (0: none), in its pid namespace */
+    uint32_t pid;  /* process id in its pid namespace (0: none), shown from the side's claim
+                      on: its attach may not have returned yet */
     int32_t alive; /* 1, 0 or -1: see above */
 } shared_ring_owner;
 typedef struct shared_ring_owners {
@@ -4730,8 +4731,8 @@ static int srng_set_ready(void *ctx, int thorough) {
     return r >= 0 ? r + 1 : 0;
 }
 
-/* futex_waitv's deadline is read with the kernel's 64-bit clock call (srng_waitv), with the
-   CLOCK_MONOTONIC the libc clock's headers declare. */
+/* futex_waitv's deadline comes from the kernel's 64-bit clock call (srng_waitv); CLOCK_MONOTONIC
+   is declared where libc's clock is. */
 #if SRNG_OS_SLEEP == SRNG_SLEEPS_FUTEX && defined(SYS_futex_waitv) && \
     defined(SRNG_HAVE_CLOCK_GETTIME) && \
     (defined(SYS_clock_gettime64) || defined(__LP64__) || (defined(__x86_64__) && defined(__ILP32__)))
@@ -4823,7 +4824,10 @@ static int srng_waitv(shared_ring_consumer *const *rings, size_t n, uint64_t lef
     /* Its timeout is absolute, on the kernel's CLOCK_MONOTONIC, with 64-bit fields on every
        target: so "now" is the kernel's too, not libc's clock_gettime, which a faked or frozen clock
        (libfaketime, a broken vDSO) can put hours ahead, a sleep that long. */
-    if (syscall(SRNG_SYS_CLOCK64, CLOCK_MONOTONIC, SRNG_CAST(void *, &until)) != 0) return 0;
+    if (SRNG_SYSCALL(SRNG_SYS_CLOCK64, CLOCK_MONOTONIC, SRNG_CAST(void *, &until)) != 0) {
+        SRNG_STORE(&srng_no_waitv, 1u, relaxed); /* refused (seccomp, a 32-bit kernel before 5.1) */
+        return 0;                                /* for good: the doorbell or slices from now on */
+    }
     if (left > 3600000000000u) left = 3600000000000u; /* an hour; the caller loops */
     until.sec += SRNG_CAST(int64_t, left / 1000000000u);
     until.nsec += SRNG_CAST(int64_t, left % 1000000000u);

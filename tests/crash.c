@@ -46,21 +46,31 @@ static void sleep_us(long us) {
 
 /* The child's word says whose side it is from its claim on, before its attach
    ends: a kill in between leaves a claim, not a peer, and a side nobody
-   attached gives TIMEOUT, not PEER_GONE. So the child says over a pipe when
-   its attach returned, and the parent kills it only after that. */
+   attached gives TIMEOUT, not PEER_GONE. So the child says over a pipe of
+   its round when its attach returned, and the parent kills it only after. */
 static int attached_pipe[2];
+
+static pid_t fork_with_pipe(void) {
+    if (pipe(attached_pipe) != 0) abort();
+    return harness_fork();
+}
 
 static void say_attached(void) {
     char one = 1;
     if (write(attached_pipe[1], &one, 1) != 1) _exit(6);
 }
 
+/* Parent: 1 once the child said so; the round's pipe is closed either way. */
 static int wait_for_attach(void) {
     struct pollfd pfd;
     char one;
+    int said;
     pfd.fd = attached_pipe[0];
     pfd.events = POLLIN;
-    return poll(&pfd, 1, 10000) == 1 && read(attached_pipe[0], &one, 1) == 1;
+    said = poll(&pfd, 1, 10000) == 1 && read(attached_pipe[0], &one, 1) == 1;
+    close(attached_pipe[0]);
+    close(attached_pipe[1]);
+    return said;
 }
 
 /* Child: write forever, mixing plain writes, corked batches and claims that
@@ -111,7 +121,7 @@ TEST(killed_producer_leaves_whole_messages_then_peer_gone) {
         int r;
         CHECK(region != NULL);
         if (region == NULL) return;
-        child = harness_fork();
+        child = fork_with_pipe();
         if (child == 0) produce_forever(region, size);
         CHECK_EQ(shared_ring_attach_consumer(&c, region, size, NULL), SHARED_RING_OK);
         CHECK(wait_for_attach());
@@ -154,7 +164,7 @@ TEST(killed_consumer_leaves_the_producer_with_full_then_peer_gone) {
         int r = SHARED_RING_OK, i;
         CHECK(region != NULL);
         if (region == NULL) return;
-        child = harness_fork();
+        child = fork_with_pipe();
         if (child == 0) {
             shared_ring_consumer c;
             message_tally v = { 0, 0, MAX_LEN };
@@ -186,7 +196,6 @@ TEST(killed_consumer_leaves_the_producer_with_full_then_peer_gone) {
 int main(int argc, char **argv) {
     if (argc > 1) rounds = atoi(argv[1]);
     alarm(600); /* a hang is a failure, not a stuck CI job */
-    if (pipe(attached_pipe) != 0) return 1;
     RUN(killed_producer_leaves_whole_messages_then_peer_gone);
     RUN(killed_consumer_leaves_the_producer_with_full_then_peer_gone);
     return harness_summary("crash");

@@ -18,15 +18,19 @@ fenced_with_lock_or() {
         ! objdump -d "$1" | grep -q mfence
 }
 
-# check NAME COMPILER FLAGS SOURCE
+# check NAME COMPILER FLAGS SOURCE: FLAGS are shell words (eval: quoted -D values work)
 check() {
     name="compile test fence-is-a-locked-or ($1)" o=$out/fence.o
-    if ! command -v objdump > /dev/null || ! command -v "$2" > /dev/null ||
-        ! $2 $3 -dM -E "$4" 2> /dev/null | grep -q '__x86_64__ 1'; then
-        echo "$name: skipped"
+    if ! command -v objdump > /dev/null || ! command -v "$2" > /dev/null; then
+        echo "$name: skipped (no objdump or no $2)"
         return 0
     fi
-    $2 $3 -O2 -c "$4" -o "$o" || { echo "$name failed (does not build)"; exit 1; }
+    macros=$(eval "$2 $3 -dM -E /dev/null") || { echo "$name failed (the compiler does not run)"; exit 1; }
+    if ! printf '%s\n' "$macros" | grep -q '__x86_64__ 1'; then
+        echo "$name: skipped (not x86-64)"
+        return 0
+    fi
+    eval "$2 $3 -O2 -c \"\$4\" -o \"\$o\"" || { echo "$name failed (does not build)"; exit 1; }
     if ! objdump -f "$o" 2> /dev/null | grep -q 'x86-64'; then
         echo "$name: skipped (objdump cannot read the object)"
         return 0
@@ -35,7 +39,7 @@ check() {
 }
 
 msvc="--target=x86_64-pc-windows-msvc -fms-compatibility -fms-extensions -isystem tests/msvc -I."
-check "$cc" "${cc%% *}" "$(echo "$cc" | sed 's/^[^ ]*//') -std=c11" tests/compile/impl.c
-check clang clang "-std=c11" tests/compile/impl.c
+check "$cc" "${cc%% *}" "$(printf '%s' "$cc" | sed 's/^[^ ]*//') -x c -std=c11" tests/compile/impl.c
+check clang clang "-x c -std=c11" tests/compile/impl.c
 check "clang, MSVC mode, C" clang "$msvc -x c -std=c11" tests/msvc/quickstart.c
 check "clang, MSVC mode, C++" clang "$msvc -x c++ -std=c++17" tests/msvc/quickstart.c

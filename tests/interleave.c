@@ -271,6 +271,14 @@ static long model_syscall(long nr, ...) {
         return syscall(SYS_futex_waitv, waiters, n, flags, until, clock);
     }
 #endif
+#ifdef SRNG_HAVE_WAITV
+    if (nr == SRNG_SYS_CLOCK64) { /* wait_any's deadline: the kernel's clock */
+        int clock = va_arg(ap, int);
+        void *ts = va_arg(ap, void *);
+        va_end(ap);
+        return syscall(nr, clock, ts);
+    }
+#endif
     va_end(ap);
     abort(); /* a system call this model does not know */
 }

@@ -52,25 +52,35 @@ static void fresh_ring(int round) {
     if (shared_ring_format(shm.region, shm.size, CAPACITY, 0) != 0) abort();
 }
 
-/* Start a child attached as `side`; wait until it has attached. */
+/* Start a child attached as `side`; wait until its attach returned (it says
+   "attached" on its stdout, a pipe): owners_of shows its pid from its claim
+   on, and a kill before the attach returns leaves no peer to hear of. */
 static HANDLE start_child(const char *side) {
-    char cmd[MAX_PATH + 128];
+    char cmd[MAX_PATH + 128], said[16] = "";
     STARTUPINFOA si;
     PROCESS_INFORMATION pi;
-    shared_ring_owners o;
-    int i;
+    SECURITY_ATTRIBUTES sa;
+    HANDLE out_r, out_w;
+    DWORD got = 0, n;
+    sa.nLength = sizeof sa;
+    sa.lpSecurityDescriptor = NULL;
+    sa.bInheritHandle = TRUE;
+    if (!CreatePipe(&out_r, &out_w, &sa, 0)) abort();
+    SetHandleInformation(out_r, HANDLE_FLAG_INHERIT, 0); /* the child gets the write end only */
     memset(&si, 0, sizeof si);
     si.cb = sizeof si;
+    si.dwFlags = STARTF_USESTDHANDLES;
+    si.hStdOutput = out_w;
+    si.hStdInput = GetStdHandle(STD_INPUT_HANDLE);
+    si.hStdError = GetStdHandle(STD_ERROR_HANDLE);
     snprintf(cmd, sizeof cmd, "\"%s\" child %s %s", self_path, side, name);
-    if (!CreateProcessA(NULL, cmd, NULL, NULL, FALSE, 0, NULL, NULL, &si, &pi)) abort();
+    if (!CreateProcessA(NULL, cmd, NULL, NULL, TRUE, 0, NULL, NULL, &si, &pi)) abort();
     CloseHandle(pi.hThread);
-    for (i = 0; i < 10000; i++) {
-        if (shared_ring_owners_of(shm.region, shm.size, shm.fd, &o) == 0 &&
-            (side[0] == 'p' ? o.producer.pid : o.consumer.pid) == pi.dwProcessId)
-            return pi.hProcess;
-        Sleep(1);
-    }
-    abort();
+    CloseHandle(out_w); /* a child that exits without a word ends the read */
+    while (got < 8 && ReadFile(out_r, said + got, 8 - got, &n, NULL) && n > 0) got += n;
+    CloseHandle(out_r);
+    if (strncmp(said, "attached", 8) != 0) abort();
+    return pi.hProcess;
 }
 
 typedef struct killer {
