@@ -238,10 +238,11 @@
    stats.spin_now_ns shows it; wait_any adapts its first ring's.
 
    Doorbells. shared_ring_wait_any sleeps on every ring's consumer_sleeping word at once with
-   futex_waitv (at most 128 words, Linux 5.16). For more rings, when every producer runs in the
-   consumer's process, the set sleeps on one of this copy's 64 doorbells, named in each ring's
-   consumer_bell; a producer that wakes the consumer also rings it (a wrong number is a spurious
-   wake-up, never a store elsewhere). Otherwise the set sleeps in 1 ms slices.
+   futex_waitv (at most 128 words, Linux 5.16). For more rings, or where futex_waitv (or the
+   kernel clock call its deadline needs) is refused, when every producer runs in the consumer's
+   process, the set sleeps on one of this copy's 64 doorbells, named in each ring's consumer_bell;
+   a producer that wakes the consumer also rings it (a wrong number is a spurious wake-up, never a
+   store elsewhere). Otherwise the set sleeps in 1 ms slices.
 
    Mixed builds. The sides may be built differently (OS waits, wait hooks, SHARED_RING_NO_OS_WAIT).
    Each records in its wait_mode word how it sleeps and which wake-up calls it makes; a sleeper
@@ -956,17 +957,17 @@ SHARED_RING_API int shared_ring_consumer_peer_fd(shared_ring_consumer *c);
 SHARED_RING_API int shared_ring_producer_peer_fd(shared_ring_producer *p);
 
 /* Wait on many rings at once: return as soon as one has a message or something else to report
-   (closed, corrupt, or its producer gone); then its read or read_some says what it has. Ready
-   rings are served in turn: each look starts after the ring reported last (the cursor is kept in
-   the set's first handle). Sleeps up to timeout_ns, in one system call on Linux (futex_waitv,
-   5.16+, up to 128 rings; for more or on an older kernel, a doorbell, when every producer of the
+   (closed, corrupt, or its producer gone); then its read or read_some says what it has. Ready rings
+   are served in turn: each look starts after the ring reported last (the cursor is kept in the
+   set's first handle). Sleeps up to timeout_ns, in one system call on Linux (futex_waitv, 5.16+, up
+   to 128 rings; for more, or where futex_waitv is refused, a doorbell, when every producer of the
    set runs in this process: section 4, "Doorbells"), otherwise in 1 ms slices (a timer tick on
    Windows). A closed or corrupt ring is reported at once every time: take it out of the set; one
-   whose producer is gone, until a call on it has said PEER_GONE (then it waits for a new
-   producer). NULL entries are skipped. Consumer side, for every handle; a handle must not be in
-   two sets waited on at once. Returns: a count >= 0 (the index, below n, of a ring that is ready);
-   EMPTY (timeout_ns 0 and nothing ready); TIMEOUT; ERR_ARG (rings NULL, n 0, n > INT_MAX, or every
-   entry NULL); ERR_STATE (inside a callback of one of the handles); ERR_HANDLE (an entry is not an
+   whose producer is gone, until a call on it has said PEER_GONE (then it waits for a new producer).
+   NULL entries are skipped. Consumer side, for every handle; a handle must not be in two sets
+   waited on at once. Returns: a count >= 0 (the index, below n, of a ring that is ready); EMPTY
+   (timeout_ns 0 and nothing ready); TIMEOUT; ERR_ARG (rings NULL, n 0, n > INT_MAX, or every entry
+   NULL); ERR_STATE (inside a callback of one of the handles); ERR_HANDLE (an entry is not an
    attached consumer handle). Entries are checked as they are looked at: one past a ready ring may
    go unchecked, but none before the call sleeps. */
 SHARED_RING_API int shared_ring_wait_any(shared_ring_consumer *const *rings, size_t n,
@@ -4789,7 +4790,8 @@ static int srng_announce_many(shared_ring_consumer *const *rings, size_t n, int 
 #else /* 64-bit targets and x32, whose kernel clock fields are 64 bits */
 #define SRNG_SYS_CLOCK64 SYS_clock_gettime
 #endif
-static srng_au32 srng_no_waitv; /* 1: before Linux 5.16 */
+static srng_au32 srng_no_waitv; /* 1: futex_waitv or the kernel's clock call refused (before
+                                   Linux 5.16, a 32-bit kernel before 5.1, seccomp) */
 
 /* May one futex_waitv call watch a set of n rings? */
 static int srng_waitv_covers(size_t n) {
@@ -4797,8 +4799,8 @@ static int srng_waitv_covers(size_t n) {
 }
 
 /* Sleep on every consumer's sleeping word at once (Linux 5.16+; the producers' futex wake-ups
-   reach it). Returns 1 slept, 0 not possible here (older kernel, a ring whose producer makes no
-   futex wake-ups, a wait hook, too many rings), -1 the call failed. */
+   reach it). Returns 1 slept, 0 not possible here (older kernel, the clock call refused, a ring
+   whose producer makes no futex wake-ups, a wait hook, too many rings), -1 the call failed. */
 static int srng_waitv(shared_ring_consumer *const *rings, size_t n, uint64_t left) {
     struct {
         uint64_t val, uaddr;

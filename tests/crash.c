@@ -51,8 +51,11 @@ static void sleep_us(long us) {
 static int attached_pipe[2];
 
 static pid_t fork_with_pipe(void) {
+    pid_t pid;
     if (pipe(attached_pipe) != 0) abort();
-    return harness_fork();
+    pid = harness_fork();
+    if (pid != 0) close(attached_pipe[1]); /* a child that exits unheard ends the parent's poll */
+    return pid;
 }
 
 static void say_attached(void) {
@@ -69,7 +72,6 @@ static int wait_for_attach(void) {
     pfd.events = POLLIN;
     said = poll(&pfd, 1, 10000) == 1 && read(attached_pipe[0], &one, 1) == 1;
     close(attached_pipe[0]);
-    close(attached_pipe[1]);
     return said;
 }
 

@@ -62,6 +62,7 @@ static HANDLE start_child(const char *side) {
     SECURITY_ATTRIBUTES sa;
     HANDLE out_r, out_w;
     DWORD got = 0, n;
+    int i;
     sa.nLength = sizeof sa;
     sa.lpSecurityDescriptor = NULL;
     sa.bInheritHandle = TRUE;
@@ -76,10 +77,25 @@ static HANDLE start_child(const char *side) {
     snprintf(cmd, sizeof cmd, "\"%s\" child %s %s", self_path, side, name);
     if (!CreateProcessA(NULL, cmd, NULL, NULL, TRUE, 0, NULL, NULL, &si, &pi)) abort();
     CloseHandle(pi.hThread);
-    CloseHandle(out_w); /* a child that exits without a word ends the read */
-    while (got < 8 && ReadFile(out_r, said + got, 8 - got, &n, NULL) && n > 0) got += n;
+    CloseHandle(out_w); /* a child that exits without a word breaks the pipe */
+    for (i = 0; i < 10000 && got < 8; i++) { /* up to about 10 s: a stuck child fails the run */
+        DWORD avail = 0;
+        if (!PeekNamedPipe(out_r, NULL, 0, NULL, &avail, NULL)) break;
+        if (avail == 0) {
+            Sleep(1);
+            continue;
+        }
+        if (!ReadFile(out_r, said + got, 8 - got, &n, NULL)) break;
+        got += n;
+    }
     CloseHandle(out_r);
-    if (strncmp(said, "attached", 8) != 0) abort();
+    if (strncmp(said, "attached", 8) != 0) {
+        DWORD code = 0;
+        GetExitCodeProcess(pi.hProcess, &code);
+        fprintf(stderr, "win_peers: the %s child did not attach (exit code %lu)\n", side,
+                (unsigned long)code);
+        abort();
+    }
     return pi.hProcess;
 }
 
