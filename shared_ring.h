@@ -4732,8 +4732,8 @@ static int srng_set_ready(void *ctx, int thorough) {
     return r >= 0 ? r + 1 : 0;
 }
 
-/* futex_waitv's deadline comes from the kernel's 64-bit clock call (srng_waitv); CLOCK_MONOTONIC
-   is declared where libc's clock is. */
+/* futex_waitv's deadline comes from the kernel's 64-bit clock call (srng_waitv); the libc clock's
+   condition stays for the CLOCK_MONOTONIC its headers declare. */
 #if SRNG_OS_SLEEP == SRNG_SLEEPS_FUTEX && defined(SYS_futex_waitv) && \
     defined(SRNG_HAVE_CLOCK_GETTIME) && \
     (defined(SYS_clock_gettime64) || defined(__LP64__) || (defined(__x86_64__) && defined(__ILP32__)))

@@ -277,7 +277,8 @@ TEST(a_consumer_killed_while_attaching_is_no_peer_and_its_claim_is_taken_over) {
     harness_fake_owner(region, SRNG_OFF_CONSUMER_ID,
                        srng_in_state(0x1FFFFFF0u | (uint64_t)777 << 32, SRNG_CLAIMING));
     CHECK_EQ(shared_ring_attach_producer(&p, region, size, &opts), SHARED_RING_OK);
-    while (r == SHARED_RING_OK && n++ <= (int)CAPACITY / 8) r = shared_ring_write_bytes(&p, msg, 64, 0);
+    while (r == SHARED_RING_OK && n++ <= (int)CAPACITY / 8)
+        r = shared_ring_write_bytes(&p, msg, 64, 0);
     CHECK_EQ(r, SHARED_RING_FULL);
     CHECK_EQ(shared_ring_write_bytes(&p, msg, 64, 120000000u), SHARED_RING_TIMEOUT);
     CHECK_EQ(shared_ring_attach_consumer(&c, region, size, &opts), SHARED_RING_OK);
