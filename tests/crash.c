@@ -14,7 +14,6 @@
 #include "harness.h"
 #include "message_check.h"
 
-#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -48,40 +47,16 @@ static void sleep_us(long us) {
    ends: a kill in between leaves a claim, not a peer, and a side nobody
    attached gives TIMEOUT, not PEER_GONE. So the child says over a pipe of
    its round when its attach returned, and the parent kills it only after. */
-static int attached_pipe[2];
-
-static pid_t fork_with_pipe(void) {
-    pid_t pid;
-    if (pipe(attached_pipe) != 0) abort();
-    pid = harness_fork();
-    if (pid != 0) close(attached_pipe[1]); /* a child that exits unheard ends the parent's poll */
-    return pid;
-}
-
-static void say_attached(void) {
-    char one = 1;
-    if (write(attached_pipe[1], &one, 1) != 1) _exit(6);
-}
-
-/* Parent: 1 once the child said so; the round's pipe is closed either way. */
-static int wait_for_attach(void) {
-    struct pollfd pfd;
-    char one;
-    int said;
-    pfd.fd = attached_pipe[0];
-    pfd.events = POLLIN;
-    said = poll(&pfd, 1, 10000) == 1 && read(attached_pipe[0], &one, 1) == 1;
-    close(attached_pipe[0]);
-    return said;
-}
+static harness_teller attached;
 
 /* Child: write forever, mixing plain writes, corked batches and claims that
    stay open for a while, so a kill lands in every state. */
 static void produce_forever(void *region, size_t size) {
     shared_ring_producer p;
     uint64_t seq = 0;
-    if (shared_ring_attach_producer(&p, region, size, NULL) != SHARED_RING_OK) _exit(3);
-    say_attached();
+    int ok = shared_ring_attach_producer(&p, region, size, NULL) == SHARED_RING_OK;
+    harness_tell(&attached, ok);
+    if (!ok) _exit(3);
     for (;;) {
         uint64_t kind = message_mix(seq ^ 0xC0FFEEu) % 4u;
         size_t len = message_len(seq, MAX_LEN);
@@ -123,10 +98,10 @@ TEST(killed_producer_leaves_whole_messages_then_peer_gone) {
         int r;
         CHECK(region != NULL);
         if (region == NULL) return;
-        child = fork_with_pipe();
+        child = harness_fork_telling(&attached);
         if (child == 0) produce_forever(region, size);
         CHECK_EQ(shared_ring_attach_consumer(&c, region, size, NULL), SHARED_RING_OK);
-        CHECK(wait_for_attach());
+        CHECK(harness_told_ok(&attached));
         start = (uint64_t)time(NULL);
         /* Read while it runs, then kill it without warning. */
         while ((long)((uint64_t)time(NULL) - start) < 1 && v.delivered < 200000u) {
@@ -166,16 +141,17 @@ TEST(killed_consumer_leaves_the_producer_with_full_then_peer_gone) {
         int r = SHARED_RING_OK, i;
         CHECK(region != NULL);
         if (region == NULL) return;
-        child = fork_with_pipe();
+        child = harness_fork_telling(&attached);
         if (child == 0) {
             shared_ring_consumer c;
             message_tally v = { 0, 0, MAX_LEN };
-            if (shared_ring_attach_consumer(&c, region, size, NULL) != SHARED_RING_OK) _exit(3);
-            say_attached();
+            int ok = shared_ring_attach_consumer(&c, region, size, NULL) == SHARED_RING_OK;
+            harness_tell(&attached, ok);
+            if (!ok) _exit(3);
             for (;;) shared_ring_read(&c, message_tally_check, &v, SHARED_RING_FOREVER);
         }
         CHECK_EQ(shared_ring_attach_producer(&p, region, size, NULL), SHARED_RING_OK);
-        CHECK(wait_for_attach());
+        CHECK(harness_told_ok(&attached));
         for (i = 0; i < (int)(message_mix((uint64_t)round) % 500u); i++) {
             message_fill((uint64_t)i, buf, message_len((uint64_t)i, MAX_LEN));
             shared_ring_write_bytes(&p, buf, message_len((uint64_t)i, MAX_LEN), 100000000u);

@@ -54,6 +54,7 @@ static int harness_summary(const char *suite) {
 }
 
 #ifndef _WIN32
+#include <poll.h>
 #include <stdlib.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -67,6 +68,41 @@ static inline pid_t harness_fork(void) {
         abort();
     }
     return pid;
+}
+
+/* A child that tells its parent one thing, once, over a pipe (that its
+   attach returned OK, say): only then may the parent kill it and count on
+   a peer, not a claim. Each side closes the end it does not use, so a
+   child that exits unheard ends the parent's wait at once. */
+typedef struct harness_teller {
+    int fd[2];
+} harness_teller;
+
+static inline pid_t harness_fork_telling(harness_teller *t) {
+    pid_t pid;
+    if (pipe(t->fd) != 0) abort();
+    pid = harness_fork();
+    close(t->fd[pid == 0 ? 0 : 1]);
+    return pid;
+}
+
+/* Child: tell `ok` (nonzero: it went as it should). */
+static inline void harness_tell(harness_teller *t, int ok) {
+    char said = ok ? 1 : 0;
+    if (write(t->fd[1], &said, 1) != 1) _exit(6);
+}
+
+/* Parent: 1 when the child told OK within 10 s; 0 when it told otherwise,
+   exited unheard or stayed silent. Closes the parent's end. */
+static inline int harness_told_ok(harness_teller *t) {
+    struct pollfd pfd;
+    char said = 0;
+    int ok;
+    pfd.fd = t->fd[0];
+    pfd.events = POLLIN;
+    ok = poll(&pfd, 1, 10000) == 1 && read(t->fd[0], &said, 1) == 1 && said == 1;
+    close(t->fd[0]);
+    return ok;
 }
 #endif
 

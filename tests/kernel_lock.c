@@ -290,22 +290,16 @@ static int check_under_hidepid(pid_t owner, int (*check)(void)) {
 }
 
 static pid_t producer_attached(int with_lock) {
-    int fds[2];
-    char ok = 0;
-    pid_t pid;
-    if (pipe(fds) != 0) abort();
-    pid = harness_fork();
+    harness_teller t;
+    pid_t pid = harness_fork_telling(&t);
     if (pid == 0) {
         shared_ring_producer p;
         shared_ring_options o = with_fd();
         if (!with_lock) o.region_fd = 0;
-        ok = shared_ring_attach_producer(&p, shm.region, shm.size, &o) == SHARED_RING_OK;
-        if (write(fds[1], &ok, 1) != 1) _exit(2);
+        harness_tell(&t, shared_ring_attach_producer(&p, shm.region, shm.size, &o) == SHARED_RING_OK);
         for (;;) pause();
     }
-    close(fds[1]);
-    if (read(fds[0], &ok, 1) != 1 || !ok) abort();
-    close(fds[0]);
+    if (!harness_told_ok(&t)) abort();
     return pid;
 }
 
@@ -353,21 +347,11 @@ TEST(a_descriptor_of_another_file_never_judges_a_live_locked_holder_gone) {
     shared_ring_shm other;
     shared_ring_options o = shared_ring_default_options();
     uint64_t before, after;
-    int fds[2];
-    char ok = 0;
     pid_t kid;
     fresh_region();
     CHECK_EQ(shared_ring_shm_anonymous(&other, shm.size), SHARED_RING_OK);
     CHECK_EQ(shared_ring_format(other.region, other.size, CAPACITY, 0), SHARED_RING_OK);
-    if (pipe(fds) != 0) abort();
-    kid = harness_fork();
-    if (kid == 0) {
-        shared_ring_options mine = with_fd();
-        ok = shared_ring_attach_producer(&p, shm.region, shm.size, &mine) == SHARED_RING_OK;
-        if (write(fds[1], &ok, 1) != 1) _exit(2);
-        for (;;) pause();
-    }
-    CHECK(read(fds[0], &ok, 1) == 1 && ok);
+    kid = producer_attached(1);
     memcpy(&before, (unsigned char *)shm.region + PRODUCER_BYTE, 8);
     o.region_fd = other.fd;
     CHECK_EQ(shared_ring_attach_producer(&p, shm.region, shm.size, &o), SHARED_RING_ERR_BUSY);
@@ -376,8 +360,6 @@ TEST(a_descriptor_of_another_file_never_judges_a_live_locked_holder_gone) {
     kill(kid, SIGKILL);
     waitpid(kid, NULL, 0);
     shared_ring_shm_close(&other);
-    close(fds[0]);
-    close(fds[1]);
 }
 
 

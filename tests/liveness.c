@@ -75,30 +75,24 @@ static void *sleep_forever(void *arg) {
 }
 
 static pid_t child_attached(int producer, void (*prepare)(void), int leader_exits) {
-    int fds[2];
-    char ok = 0;
-    pid_t pid;
-    if (pipe(fds) != 0) abort();
-    pid = harness_fork();
+    harness_teller t;
+    pid_t pid = harness_fork_telling(&t);
     if (pid == 0) {
         shared_ring_producer p;
         shared_ring_consumer c;
-        pthread_t t;
+        pthread_t thread;
         int r;
         if (prepare != NULL) prepare();
         r = producer ? shared_ring_attach_producer(&p, region, size, &opts)
                      : shared_ring_attach_consumer(&c, region, size, &opts);
-        ok = r == SHARED_RING_OK;
-        if (write(fds[1], &ok, 1) != 1) _exit(2);
+        harness_tell(&t, r == SHARED_RING_OK);
         if (leader_exits) {
-            pthread_create(&t, NULL, sleep_forever, NULL);
+            pthread_create(&thread, NULL, sleep_forever, NULL);
             pthread_exit(NULL);
         }
         for (;;) pause();
     }
-    close(fds[1]);
-    if (read(fds[0], &ok, 1) != 1 || !ok) abort();
-    close(fds[0]);
+    if (!harness_told_ok(&t)) abort();
     return pid;
 }
 
@@ -780,21 +774,16 @@ TEST(a_child_forked_after_attach_may_not_close_or_detach_the_parents_side) {
 TEST(a_parent_that_detaches_after_its_child_adopted_the_side_leaves_it_to_the_child) {
     shared_ring_producer p;
     shared_ring_owners owners;
-    int adopted[2];
-    char ok = 0;
+    harness_teller adopted;
     pid_t child;
     fresh_region();
     CHECK_EQ(shared_ring_attach_producer(&p, region, size, &opts), SHARED_RING_OK);
-    if (pipe(adopted) != 0) abort();
-    child = harness_fork();
+    child = harness_fork_telling(&adopted);
     if (child == 0) {
-        ok = shared_ring_adopt_producer(&p) == SHARED_RING_OK;
-        if (write(adopted[1], &ok, 1) != 1) _exit(2);
+        harness_tell(&adopted, shared_ring_adopt_producer(&p) == SHARED_RING_OK);
         for (;;) pause();
     }
-    CHECK(read(adopted[0], &ok, 1) == 1 && ok);
-    close(adopted[0]);
-    close(adopted[1]);
+    CHECK(harness_told_ok(&adopted));
     CHECK_EQ(shared_ring_detach_producer(&p), SHARED_RING_OK);
     CHECK_EQ(shared_ring_owners_of(region, size, 0, &owners), SHARED_RING_OK);
     CHECK_EQ(owners.producer.pid, (uint32_t)child);
@@ -886,22 +875,16 @@ TEST(a_wait_after_a_new_producer_attached_does_not_say_peer_gone) {
 /* A child that attaches as the producer, publishes `n` messages, says so,
    then sleeps until killed. */
 static pid_t child_producer_publishing(int n) {
-    int fds[2];
-    char ok = 0;
-    pid_t pid;
-    if (pipe(fds) != 0) abort();
-    pid = harness_fork();
+    harness_teller t;
+    pid_t pid = harness_fork_telling(&t);
     if (pid == 0) {
         shared_ring_producer p;
-        int i;
-        ok = shared_ring_attach_producer(&p, region, size, &opts) == SHARED_RING_OK;
+        int i, ok = shared_ring_attach_producer(&p, region, size, &opts) == SHARED_RING_OK;
         for (i = 0; i < n && ok; i++) ok = shared_ring_write_bytes(&p, "m", 1, 0) == SHARED_RING_OK;
-        if (write(fds[1], &ok, 1) != 1) _exit(2);
+        harness_tell(&t, ok);
         for (;;) pause();
     }
-    close(fds[1]);
-    if (read(fds[0], &ok, 1) != 1 || !ok) abort();
-    close(fds[0]);
+    if (!harness_told_ok(&t)) abort();
     return pid;
 }
 
@@ -1078,20 +1061,15 @@ TEST(an_unlocked_word_whose_pid_our_namespace_lacks_is_gone) {
 TEST(a_producer_killed_that_attached_without_the_file_is_judged_by_its_pid) {
     shared_ring_producer p;
     shared_ring_consumer c;
+    harness_teller t;
     pid_t kid;
-    int fds[2];
-    char ok = 0;
     fresh_region();
-    if (pipe(fds) != 0) abort();
-    kid = harness_fork();
+    kid = harness_fork_telling(&t);
     if (kid == 0) {
-        ok = shared_ring_attach_producer(&p, region, size, NULL) == SHARED_RING_OK;
-        if (write(fds[1], &ok, 1) != 1) _exit(2);
+        harness_tell(&t, shared_ring_attach_producer(&p, region, size, NULL) == SHARED_RING_OK);
         for (;;) pause();
     }
-    CHECK(read(fds[0], &ok, 1) == 1 && ok);
-    close(fds[0]);
-    close(fds[1]);
+    CHECK(harness_told_ok(&t));
     CHECK_EQ(shared_ring_attach_consumer(&c, region, size, &opts), SHARED_RING_OK);
     CHECK_EQ(shared_ring_attach_producer(&p, region, size, &opts), SHARED_RING_ERR_BUSY);
     kill(kid, SIGKILL); /* not reaped yet: a zombie is gone too */

@@ -906,25 +906,21 @@ static void with_no_descriptors_left(int on) {
 /* The peer of this process's handle, live in a child; the handle asks for
    its descriptor with none left to give: the OS refuses (pidfd_open). */
 static void peer_fd_with_no_descriptor_left(int producer_here) {
-    int fds[2];
-    char ok = 0;
+    harness_teller t;
     pid_t child;
     fresh();
     if (producer_here) CHECK_EQ(shared_ring_detach_consumer(&cons), SHARED_RING_OK);
     else CHECK_EQ(shared_ring_detach_producer(&prod), SHARED_RING_OK);
-    if (pipe(fds) != 0) abort();
-    child = harness_fork();
+    child = harness_fork_telling(&t);
     if (child == 0) {
         shared_ring_producer p;
         shared_ring_consumer c;
-        ok = (producer_here ? shared_ring_attach_consumer(&c, region, REGION_SIZE, NULL)
-                            : shared_ring_attach_producer(&p, region, REGION_SIZE, NULL)) == SHARED_RING_OK;
-        if (write(fds[1], &ok, 1) != 1) _exit(2);
+        harness_tell(&t, (producer_here ? shared_ring_attach_consumer(&c, region, REGION_SIZE, NULL)
+                                        : shared_ring_attach_producer(&p, region, REGION_SIZE, NULL)) ==
+                             SHARED_RING_OK);
         for (;;) pause();
     }
-    if (read(fds[0], &ok, 1) != 1 || !ok) abort();
-    close(fds[0]);
-    close(fds[1]);
+    if (!harness_told_ok(&t)) abort();
     with_no_descriptors_left(1);
     if (producer_here)
         CHECK_CALL("producer_peer_fd", "a live consumer process, no descriptor left",
