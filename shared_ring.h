@@ -3173,7 +3173,6 @@ static int srng_block(shared_ring_side *s, srng_au32 *word, srng_au32 *peer, srn
     if (s->spin_now != 0) {
         r = srng_spin(ready, ctx, start, s->spin_now < timeout_ns ? s->spin_now : timeout_ns,
                       &s->round_ns, &elapsed);
-        if (r == 0 && s->spin_now >= timeout_ns) r = srng_timed_out(0);
         if (r != 0) {
             s->stats.wait_ns += elapsed;
             return r;
@@ -3181,6 +3180,17 @@ static int srng_block(shared_ring_side *s, srng_au32 *word, srng_au32 *peer, srn
     }
     for (;;) {
         uint64_t left = SHARED_RING_FOREVER;
+        /* The peer may have detached or (in another process) died: look before sleeping, and
+           sleep no longer than until the next look; before timing out too, or a wait whose
+           timeout a spin covers (a poll loop's) would never hear of it. */
+        r = srng_watch_peer(s, start + elapsed);
+        if (r < 0) break;
+        if (s->peer_gone && !s->gone_told) {
+            /* The news, once (srng_tell_gone): what it published before it left comes first. */
+            r = ready(ctx, 1);
+            if (r == 0) r = srng_tell_gone(s);
+            break;
+        }
         if (timeout_ns != SHARED_RING_FOREVER) {
             /* Checked before sleeping too: a thread preempted in the spin may be past its timeout
                (timeout - elapsed would wrap). A backward clock ends the wait (elapsed wraps). */
@@ -3189,16 +3199,6 @@ static int srng_block(shared_ring_side *s, srng_au32 *word, srng_au32 *peer, srn
                 break;
             }
             left = timeout_ns - elapsed;
-        }
-        /* The peer may have detached or (in another process) died: look before sleeping, and
-           sleep no longer than until the next look. */
-        r = srng_watch_peer(s, start + elapsed);
-        if (r < 0) break;
-        if (s->peer_gone && !s->gone_told) {
-            /* The news, once (srng_tell_gone): what it published before it left comes first. */
-            r = ready(ctx, 1);
-            if (r == 0) r = srng_tell_gone(s);
-            break;
         }
         if (r == 1) {
             uint64_t until_check = s->check_at - (start + elapsed);
@@ -5050,6 +5050,9 @@ static int srng_wait_many(srng_set *set, uint64_t timeout_ns) {
         uint64_t left = SHARED_RING_FOREVER;
         uint32_t bell, rung;
         int remote;
+        /* before timing out too, as srng_block */
+        r = srng_watch_many(rings, n, start + elapsed, &remote);
+        if (r >= 0) break;
         if (timeout_ns != SHARED_RING_FOREVER) {
             if (elapsed >= timeout_ns) {
                 r = srng_refuse(SHARED_RING_TIMEOUT, "no ring had a message within the timeout");
@@ -5057,8 +5060,6 @@ static int srng_wait_many(srng_set *set, uint64_t timeout_ns) {
             }
             left = timeout_ns - elapsed;
         }
-        r = srng_watch_many(rings, n, start + elapsed, &remote);
-        if (r >= 0) break;
         if (remote && left > SRNG_LIVENESS_NS) left = SRNG_LIVENESS_NS;
         if (first->recheck_ns != 0 && left > first->recheck_ns) left = first->recheck_ns;
         bell = srng_take_bell(rings, n);

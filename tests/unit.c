@@ -3026,6 +3026,27 @@ TEST(a_consumer_hears_the_messages_then_peer_gone_when_the_producer_detaches) {
     CHECK(s.text_len == 2 && memcmp(s.text, "ab", 2) == 0);
 }
 
+/* A wait whose timeout the spin covers (a poll loop's: 20 us here, the
+   spin 50 us) looks at the peer before it says TIMEOUT: a departure is
+   heard, on either side, not TIMEOUT for ever. */
+TEST(a_consumer_wait_shorter_than_its_spin_hears_peer_gone) {
+    seen s;
+    setup(1024, 0);
+    memset(&s, 0, sizeof s);
+    CHECK_EQ(shared_ring_read(&cons, record_message, &s, 1000000), SHARED_RING_TIMEOUT);
+    CHECK_EQ(shared_ring_detach_producer(&prod), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_read(&cons, record_message, &s, 20000), SHARED_RING_PEER_GONE);
+}
+
+TEST(a_producer_wait_shorter_than_its_spin_hears_peer_gone) {
+    char buf[64] = { 0 };
+    setup(1024, 0);
+    fill_ring();
+    CHECK_EQ(shared_ring_write_bytes(&prod, buf, sizeof buf, 1000000), SHARED_RING_TIMEOUT);
+    CHECK_EQ(shared_ring_detach_consumer(&cons), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_write_bytes(&prod, buf, sizeof buf, 20000), SHARED_RING_PEER_GONE);
+}
+
 /* Said once: a later wait waits for a new peer up to its timeout (and
    says PEER_GONE then), rather than return at once in a busy loop. */
 /* The producer detached, and a wait has said so. */
@@ -3565,6 +3586,14 @@ static void setup_set_spin(size_t n, uint32_t spin_ns, uint32_t spin_max_ns) {
 
 static void setup_set(size_t n, uint32_t spin_ns) {
     setup_set_spin(n, spin_ns, SHARED_RING_DEFAULT_SPIN_MAX_NS);
+}
+
+/* As a single ring's wait: a timeout the spin covers still looks at the
+   producers before it says TIMEOUT. */
+TEST(wait_any_shorter_than_its_spin_reports_the_ring_whose_producer_left) {
+    setup_set(3, 50000);
+    CHECK_EQ(shared_ring_detach_producer(&set_prod[1]), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_wait_any(set, 3, 20000), 1);
 }
 
 TEST(wait_any_returns_the_index_of_the_ring_that_has_a_message) {
@@ -4120,6 +4149,8 @@ int main(void) {
     RUN(detaching_a_handle_taken_back_from_leaves_the_side_to_the_new_one);
     RUN(unknown_attach_flags_are_refused);
     RUN(a_producer_blocked_forever_hears_peer_gone_when_the_consumer_detaches);
+    RUN(a_consumer_wait_shorter_than_its_spin_hears_peer_gone);
+    RUN(a_producer_wait_shorter_than_its_spin_hears_peer_gone);
     RUN(a_consumer_hears_the_messages_then_peer_gone_when_the_producer_detaches);
     RUN(a_wait_after_peer_gone_was_said_sleeps_until_its_timeout);
 #ifdef __linux__
@@ -4162,6 +4193,7 @@ int main(void) {
     RUN(producer_notices_corruption_within_one_capacity_of_writes);
     RUN(flush_and_close_report_corruption_the_consumer_found);
     RUN(wait_any_returns_the_index_of_the_ring_that_has_a_message);
+    RUN(wait_any_shorter_than_its_spin_reports_the_ring_whose_producer_left);
     RUN(wait_any_with_nothing_ready_says_empty_or_times_out);
     RUN(wait_any_reports_a_closed_ring_at_once);
     RUN(wait_any_skips_null_entries);
