@@ -4605,7 +4605,7 @@ static int srng_read_trailing(shared_ring_consumer *c, shared_ring_read_fn fn, v
 
 SHARED_RING_API int shared_ring_read(shared_ring_consumer *c, shared_ring_read_fn fn, void *user,
                                      uint64_t timeout_ns) {
-    uint64_t waits, wait_ns;
+    uint64_t waits, wait_ns, left;
     int r = srng_consumer_ok(c);
     if (r != SHARED_RING_OK) return r;
     if (fn == SRNG_NULL) return srng_refuse(SHARED_RING_ERR_ARG, "fn is NULL");
@@ -4617,8 +4617,10 @@ SHARED_RING_API int shared_ring_read(shared_ring_consumer *c, shared_ring_read_f
         return r;
     }
     srng_note_wait(c, waits, wait_ns);
-    if (c->trailing && timeout_ns != 0)
-        r = srng_read_trailing(c, fn, user, timeout_ns);
+    /* what the wait left of the timeout: a hold-off never takes the read past it */
+    left = timeout_ns - srng_at_most(c->s.stats.wait_ns - wait_ns, timeout_ns);
+    if (c->trailing && left != 0)
+        r = srng_read_trailing(c, fn, user, left);
     else
         r = srng_read_upto(c, fn, user, 0);
     /* The wait saw a record, which no producer takes back: EMPTY now means the region was

@@ -2095,6 +2095,31 @@ TEST(a_hold_off_ends_early_when_the_producer_is_far_ahead_and_keeps_trailing) {
     CHECK_EQ(cons.trial_gap, 16);
 }
 
+static void *write_one_after_100ms(void *arg) {
+    (void)arg;
+    nanosleep(&(struct timespec){ 0, 100000000 }, NULL);
+    CHECK_EQ(shared_ring_write_bytes(&prod, "x", 1, SHARED_RING_FOREVER), SHARED_RING_OK);
+    return NULL;
+}
+
+/* A trailing read's hold-off has only what its wait left of the timeout:
+   a 400 ms read whose message came after 100 ms returns by about 400 ms
+   (the hold-off of 4 s cut to 300 ms), not 500. */
+TEST(a_trailing_read_holds_off_only_for_what_its_wait_left_of_the_timeout) {
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
+    seen s = { 0 };
+    pthread_t t;
+    uint64_t start;
+    o.trail_ns = 4000000000u;
+    setup_opt(4096, 0, &o);
+    cons.trailing = 1;
+    pthread_create(&t, NULL, write_one_after_100ms, NULL);
+    start = test_now_ns();
+    CHECK_EQ(shared_ring_read(&cons, record_message, &s, 400000000u), 1);
+    CHECK(test_now_ns() - start < 470000000u);
+    pthread_join(t, NULL);
+}
+
 /* Writes 20 one-byte messages about 50 us apart, well within a 200 ms
    hold-off (a new thread may wait for a CPU for milliseconds). */
 static void *write_20_during_a_hold_off(void *arg) {
@@ -4150,6 +4175,7 @@ int main(void) {
     RUN(unknown_attach_flags_are_refused);
     RUN(a_producer_blocked_forever_hears_peer_gone_when_the_consumer_detaches);
     RUN(a_consumer_wait_shorter_than_its_spin_hears_peer_gone);
+    RUN(a_trailing_read_holds_off_only_for_what_its_wait_left_of_the_timeout);
     RUN(a_producer_wait_shorter_than_its_spin_hears_peer_gone);
     RUN(a_consumer_hears_the_messages_then_peer_gone_when_the_producer_detaches);
     RUN(a_wait_after_peer_gone_was_said_sleeps_until_its_timeout);
