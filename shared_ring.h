@@ -1567,7 +1567,8 @@ SRNG_INLINE int srng_scan(unsigned char *data, uint32_t max, srng_reading *r,
 /* Release everything before `pos` to the producer: read_pos (release),
    then, ordered after it, a look at the producer's sleeping word; wake it
    only once it has the room it asked for (hysteresis; acquire: its wake
-   position was stored before its announcement). */
+   position was stored before its announcement): pos at or past it, a
+   distance, as positions may wrap. */
 SRNG_INLINE void srng_release_to(shared_ring_consumer *c, uint64_t pos) {
     unsigned char *region = c->s.data - SHARED_RING_HEADER_SIZE;
     srng_au32 *word = srng_u32_at(region, SRNG_OFF_PRODUCER_SLEEPING);
@@ -1577,7 +1578,8 @@ SRNG_INLINE void srng_release_to(shared_ring_consumer *c, uint64_t pos) {
     SRNG_SCHED_POINT("release");
     srng_publish_barrier(&c->s);
     if (SRNG_LOAD(word, acquire) != 0u &&
-        pos >= SRNG_LOAD(srng_u64_at(region, SRNG_OFF_PRODUCER_WAKE_POS), relaxed))
+        pos - SRNG_LOAD(srng_u64_at(region, SRNG_OFF_PRODUCER_WAKE_POS), relaxed) <
+            (SRNG_CAST(uint64_t, 1) << 63))
         srng_answer(&c->s, word);
 }
 
@@ -1889,6 +1891,12 @@ static void srng_put64(unsigned char *region, unsigned off, uint64_t v) {
 }
 
 static uint64_t srng_at_most(uint64_t x, uint64_t most) { return x < most ? x : most; }
+
+/* Is position a past b? Positions are 64-bit counters that may wrap (a region may start them
+   anywhere), so never a < or > of the two: a distance under 2^63. */
+static int srng_is_past(uint64_t a, uint64_t b) {
+    return a != b && a - b < (SRNG_CAST(uint64_t, 1) << 63);
+}
 
 static int srng_is_pow2(uint64_t x) { return x != 0 && (x & (x - 1)) == 0; }
 
@@ -3322,7 +3330,7 @@ static int srng_positions_ok(uint64_t read_pos, uint64_t write_pos, uint64_t cap
 /* The positions as found at attach: write_pos may lag read_pos by a record or corked batch (it is
    stored after the header that publishes), so either may be ahead, by at most the capacity. */
 static int srng_positions_near(uint64_t read_pos, uint64_t write_pos, uint64_t cap) {
-    uint64_t gap = write_pos >= read_pos ? write_pos - read_pos : read_pos - write_pos;
+    uint64_t gap = srng_is_past(read_pos, write_pos) ? read_pos - write_pos : write_pos - read_pos;
     return ((read_pos | write_pos) & 7u) == 0 && gap <= cap;
 }
 
@@ -3919,7 +3927,7 @@ SRNG_INLINE void srng_publish(shared_ring_producer *p) {
 static int srng_refresh_read(shared_ring_producer *p) {
     uint64_t rd = SRNG_LOAD(srng_u64_at(p->s.region, SRNG_OFF_READ_POS), acquire);
     /* The consumer's corrupt flag shares read_pos's cache line: free to check. */
-    if (!srng_positions_ok(rd, srng_published(p), p->s.capacity) || rd < p->read_cache ||
+    if (!srng_positions_ok(rd, srng_published(p), p->s.capacity) || srng_is_past(p->read_cache, rd) ||
         SRNG_LOAD(srng_u32_at(p->s.region, SRNG_OFF_CORRUPT), relaxed) != 0u) {
         p->s.broken = 1;
         srng_update_open(p);
@@ -4318,12 +4326,13 @@ static int srng_check_empty(shared_ring_consumer *c, int thorough) {
     SRNG_SCHED_POINT("load closed");
     if (!thorough && closed == 0u) return 0;
     w = SRNG_LOAD(srng_u64_at(c->s.region, SRNG_OFF_WRITE_POS), acquire);
-    if ((w & 7u) != 0 || w < c->write_cache || (w > c->peek_pos && w - c->read_pos > c->s.capacity))
+    if ((w & 7u) != 0 || srng_is_past(c->write_cache, w) ||
+        (srng_is_past(w, c->peek_pos) && w - c->read_pos > c->s.capacity))
         return srng_corrupt(c);
     c->write_cache = w;
     r = srng_message_ready(c);
     if (r != 0) return r;
-    if (w > c->peek_pos) return srng_corrupt(c);
+    if (srng_is_past(w, c->peek_pos)) return srng_corrupt(c);
     if (closed == 0u) return 0;
     /* The stream's end reached a consumer: prepare may format the ring now. */
     if (SRNG_LOAD(srng_u32_at(c->s.region, SRNG_OFF_CLOSE_SEEN), relaxed) == 0u)
@@ -4556,7 +4565,7 @@ static uint64_t srng_hold_off(shared_ring_consumer *c, uint64_t ns, srng_hold *h
         if (last || looks % SRNG_HOLD_LOOK_EVERY == 0) {
             w = srng_write_pos_hint(c);
             if (looks == 0) first = w;
-            if (w > c->peek_pos && w - c->peek_pos >= want) {
+            if (srng_is_past(w, c->peek_pos) && w - c->peek_pos >= want) {
                 h->ahead = 1;
                 break;
             }
@@ -4566,7 +4575,7 @@ static uint64_t srng_hold_off(shared_ring_consumer *c, uint64_t ns, srng_hold *h
     }
     h->ns = now - start;
     h->published = w - first;
-    return w > c->peek_pos && w - c->read_pos <= c->s.capacity ? w : 0;
+    return srng_is_past(w, c->peek_pos) && w - c->read_pos <= c->s.capacity ? w : 0;
 }
 
 /* Back to reading right behind; the next trial takes twice as many quick waits. */
@@ -5234,7 +5243,7 @@ SHARED_RING_API int shared_ring_consumer_stats(const shared_ring_consumer *c,
 static void srng_usage(const shared_ring_side *s, uint64_t read_pos, uint64_t write_pos,
                        shared_ring_usage *out) {
     uint64_t most = s->capacity - SRNG_REC_HEADER;
-    uint64_t used = write_pos >= read_pos ? write_pos - read_pos : 0u;
+    uint64_t used = srng_is_past(read_pos, write_pos) ? 0u : write_pos - read_pos;
     if (used > most) used = most;
     out->capacity = s->capacity;
     out->used = used;
@@ -5259,7 +5268,7 @@ SHARED_RING_API int shared_ring_consumer_usage(const shared_ring_consumer *c,
     if (r != SHARED_RING_OK) return r;
     /* write_pos may lag the newest record; what we have already seen counts. */
     w = SRNG_LOAD(srng_u64_at(c->s.region, SRNG_OFF_WRITE_POS), acquire);
-    srng_usage(&c->s, c->read_pos, w > c->peek_pos ? w : c->peek_pos, out);
+    srng_usage(&c->s, c->read_pos, srng_is_past(w, c->peek_pos) ? w : c->peek_pos, out);
     return SHARED_RING_OK;
 }
 

@@ -2394,6 +2394,71 @@ TEST(positions_about_to_wrap_keep_reads_inside_the_data_area) {
               (const unsigned char *)s.ptrs[i] + s.lens[i] <= data + 256);
 }
 
+/* A stream whose positions pass 2^64 (a region may start them anywhere)
+   goes on: laps over the wrap on both sides, an empty ring that waits
+   (TIMEOUT, not ERR_CORRUPT), and the close after it. */
+TEST(a_stream_whose_positions_pass_2_to_the_64_goes_on_to_its_close) {
+    seen s;
+    int round, i;
+    setup_256_at((uint64_t)0 - 64u);
+    CHECK_EQ(shared_ring_attach_producer(&prod, region, region_bytes, NULL), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_consumer(&cons, region, region_bytes, NULL), SHARED_RING_OK);
+    for (round = 0; round < 6; round++) {
+        for (i = 0; i < 8; i++)
+            CHECK_EQ(shared_ring_write_bytes(&prod, "abcdefgh", 8, 0), SHARED_RING_OK);
+        CHECK_EQ(drain(&s), 8);
+    }
+    CHECK_EQ(shared_ring_read(&cons, record_message, &s, 1000000), SHARED_RING_TIMEOUT);
+    CHECK_EQ(shared_ring_close(&prod), SHARED_RING_OK);
+    CHECK_EQ(drain(&s), SHARED_RING_CLOSED);
+}
+
+TEST(a_consumer_attaches_while_write_pos_has_passed_2_to_the_64_and_read_pos_not) {
+    seen s;
+    int i;
+    setup_256_at((uint64_t)0 - 64u);
+    CHECK_EQ(shared_ring_attach_producer(&prod, region, region_bytes, NULL), SHARED_RING_OK);
+    for (i = 0; i < 8; i++) CHECK_EQ(shared_ring_write_bytes(&prod, "abcdefgh", 8, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_consumer(&cons, region, region_bytes, NULL), SHARED_RING_OK);
+    CHECK_EQ(drain(&s), 8);
+}
+
+/* A producer asleep for room whose wake position has passed 2^64 while
+   the consumer's release has not is woken by the release that reaches it
+   (with recheck_ns off nothing else would end its sleep). */
+static int wrapped_write_done;
+static void *write_into_the_full_wrapped_ring(void *arg) {
+    char buf[56] = { 0 };
+    (void)arg;
+    CHECK_EQ(shared_ring_write_bytes(&prod, buf, sizeof buf, SHARED_RING_FOREVER), SHARED_RING_OK);
+    __atomic_store_n(&wrapped_write_done, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+TEST(a_producer_whose_wake_position_passed_2_to_the_64_is_woken_by_the_release) {
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
+    char buf[56] = { 0 };
+    pthread_t t;
+    seen s;
+    int i;
+    o.spin_ns = SHARED_RING_OFF;
+    o.recheck_ns = SHARED_RING_OFF;
+    setup_256_at((uint64_t)0 - 128u);
+    CHECK_EQ(shared_ring_attach_producer(&prod, region, region_bytes, &o), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_consumer(&cons, region, region_bytes, NULL), SHARED_RING_OK);
+    for (i = 0; i < 3; i++) /* 64-byte records: write_pos 2^64 + 64, full */
+        CHECK_EQ(shared_ring_write_bytes(&prod, buf, sizeof buf, 0), SHARED_RING_OK);
+    __atomic_store_n(&wrapped_write_done, 0, __ATOMIC_RELEASE);
+    pthread_create(&t, NULL, write_into_the_full_wrapped_ring, NULL);
+    nanosleep(&(struct timespec){ 0, 50000000 }, NULL); /* asleep: wake position 2^64 - 64 */
+    CHECK_EQ(drain(&s), 3); /* releases to 2^64 + 64 */
+    for (i = 0; i < 2000 && !__atomic_load_n(&wrapped_write_done, __ATOMIC_ACQUIRE); i++)
+        nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+    CHECK(__atomic_load_n(&wrapped_write_done, __ATOMIC_ACQUIRE));
+    if (!__atomic_load_n(&wrapped_write_done, __ATOMIC_ACQUIRE)) CHECK_EQ(shared_ring_detach_consumer(&cons), SHARED_RING_OK);
+    pthread_join(t, NULL);
+}
+
 /* The producer's side of positions about to wrap: a region may start them
    anywhere, and a record that ends exactly at 2^64 still needs room. */
 TEST(a_write_that_ends_where_positions_wrap_still_needs_room) {
@@ -4111,6 +4176,9 @@ int main(void) {
     RUN(a_write_pos_inside_padding_does_not_carry_a_trailing_read_past_its_bounds);
     RUN(positions_about_to_wrap_keep_reads_inside_the_data_area);
     RUN(a_write_that_ends_where_positions_wrap_still_needs_room);
+    RUN(a_stream_whose_positions_pass_2_to_the_64_goes_on_to_its_close);
+    RUN(a_producer_whose_wake_position_passed_2_to_the_64_is_woken_by_the_release);
+    RUN(a_consumer_attaches_while_write_pos_has_passed_2_to_the_64_and_read_pos_not);
     RUN(a_hold_off_that_finds_few_messages_ends_trailing_and_doubles_the_next_trial);
     RUN(a_hold_off_ends_early_when_the_producer_is_far_ahead_and_keeps_trailing);
     RUN(a_producer_faster_while_held_off_than_read_behind_keeps_trailing);
