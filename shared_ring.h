@@ -3474,6 +3474,13 @@ SRNG_INLINE int srng_is_consumer(const shared_ring_consumer *c) {
 
 /* ---- record headers in the data area ------------------------------------- */
 
+/* Padding is shorter than this: the producer pads out a lap's tail only when a record of at most
+   max_message bytes and its largest filler (56 bytes) do not fit in it. A longer one is forged;
+   past 8 * INT_MAX bytes (a ring of 32 GiB) a read_some could never step over it. */
+SRNG_INLINE uint64_t srng_pad_bound(const shared_ring_side *s) {
+    return srng_record_size(s->max_message) + 56u;
+}
+
 /* The record published at `pos`: its size in bytes, with its payload length in *len (SRNG_PAD_LEN
    for padding, which runs to the end of the data area); 0 when nothing is published there yet;
    SRNG_REC_BAD when the header is impossible. The header word is loaded once (acquire: it was
@@ -3489,8 +3496,9 @@ SRNG_INLINE uint64_t srng_record_at(const shared_ring_side *s, uint64_t pos, uin
         rec = srng_record_size(n);
         return rec <= room ? rec : SRNG_REC_BAD;
     }
-    /* Only padding and fillers may be longer; no producer pads from offset 0 (the record fits). */
-    if (n == SRNG_PAD_LEN) return off != 0 ? room : SRNG_REC_BAD;
+    /* Only padding and fillers may be longer; no producer pads from offset 0 (the record fits),
+       nor more than a record it could not fit. */
+    if (n == SRNG_PAD_LEN) return off != 0 && room < srng_pad_bound(s) ? room : SRNG_REC_BAD;
     /* A filler's record follows it in the same lap. */
     return SRNG_IS_FILL(n) && SRNG_FILL_SIZE(n) < room ? SRNG_FILL_SIZE(n) : SRNG_REC_BAD;
 }
@@ -4392,7 +4400,8 @@ static int srng_deliver(shared_ring_consumer *c, shared_ring_read_fn fn, void *u
             /* Only padding may be longer (checked as in srng_record_at). Like any record it is
                passed only within count_end (else `left` would wrap): a trailing read's end inside
                the padding stops here, and the next call goes on. */
-            if (len != SRNG_PAD_LEN || r.off == 0 || to_lap_end > to_limit) {
+            if (len != SRNG_PAD_LEN || r.off == 0 || to_lap_end > to_limit ||
+                to_lap_end >= srng_pad_bound(&c->s)) {
                 bad = 1;
                 break;
             }

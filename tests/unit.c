@@ -2605,12 +2605,34 @@ TEST(a_wait_calls_corrupt_each_record_a_read_calls_corrupt) {
     CHECK_EQ(shared_ring_wait(&cons, 0), SHARED_RING_ERR_CORRUPT);
 }
 
+/* The smallest ring: its padding at offset 0 (64 bytes) is shorter than
+   the longest a producer may write (88), so only where it starts tells. */
 TEST(padding_at_offset_zero_is_corrupt) {
     seen s;
-    setup(1024, 0);
+    setup(64, 0);
     shared_ring_write_bytes(&prod, "abc", 3, 0);
     set_region_u32(SHARED_RING_HEADER_SIZE, 0xFFFFFFFFu);
     CHECK_EQ(drain(&s), SHARED_RING_ERR_CORRUPT);
+    setup(64, 0);
+    shared_ring_write_bytes(&prod, "abc", 3, 0);
+    set_region_u32(SHARED_RING_HEADER_SIZE, 0xFFFFFFFFu);
+    CHECK_EQ(shared_ring_wait(&cons, 0), SHARED_RING_ERR_CORRUPT);
+}
+
+/* No producer pads more than a record it could not fit (max_message 64:
+   under 128 bytes with the largest filler); a longer padding is forged. */
+TEST(padding_longer_than_any_record_needs_is_corrupt) {
+    seen s;
+    setup(4096, 64);
+    CHECK_EQ(shared_ring_write_bytes(&prod, "a", 1, 0), SHARED_RING_OK); /* [0, 16) */
+    set_region_u64(SHARED_RING_HEADER_SIZE + 16, (uint64_t)(16u | 1u) << 32 | 0xFFFFFFFFu);
+    CHECK_EQ(drain(&s), SHARED_RING_ERR_CORRUPT);
+    CHECK_EQ(s.count, 1);
+    setup(4096, 64);
+    CHECK_EQ(shared_ring_write_bytes(&prod, "a", 1, 0), SHARED_RING_OK);
+    CHECK_EQ(drain(&s), 1);
+    set_region_u64(SHARED_RING_HEADER_SIZE + 16, (uint64_t)(16u | 1u) << 32 | 0xFFFFFFFFu);
+    CHECK_EQ(shared_ring_wait(&cons, 0), SHARED_RING_ERR_CORRUPT);
 }
 
 TEST(padding_ending_more_than_a_capacity_past_read_pos_is_corrupt) {
@@ -4206,6 +4228,7 @@ int main(void) {
     RUN(padding_at_offset_zero_is_corrupt);
     RUN(a_wait_calls_corrupt_each_record_a_read_calls_corrupt);
     RUN(padding_ending_more_than_a_capacity_past_read_pos_is_corrupt);
+    RUN(padding_longer_than_any_record_needs_is_corrupt);
     RUN(producer_sees_a_corrupt_ring_as_corrupt);
     RUN(producer_rejects_read_pos_ahead_of_write_pos);
     RUN(producer_rejects_read_pos_moving_backwards);
