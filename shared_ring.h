@@ -1866,6 +1866,7 @@ static const char srng_gone_text[] = "the peer detached, or its process died";
 SHARED_RING_API const char *shared_ring_why(void) { return srng_why_said != SRNG_NULL ? srng_why_said : ""; }
 
 #define SRNG_REC_BAD 1u /* srng_record_at: corrupt (never a record size) */
+#define SRNG_NO_LIMIT UINT64_MAX /* srng_deliver: every published message */
 #define SRNG_MIN_CAPACITY 64u
 #define SRNG_MAX_MESSAGE_LIMIT 0x7FFFFFF8u
 
@@ -3036,7 +3037,7 @@ SHARED_RING_API void srng_answer(shared_ring_side *s, void *word) {
     srng_answer_peer(s, SRNG_CAST(srng_au32 *, word));
 }
 
-static int srng_deliver(shared_ring_consumer *c, shared_ring_read_fn fn, void *user, uint64_t end);
+static int srng_deliver(shared_ring_consumer *c, shared_ring_read_fn fn, void *user, uint64_t most);
 
 /* After publishing a position: if the peer announced that it sleeps, wake it. */
 SRNG_INLINE void srng_wake_if_sleeping(shared_ring_side *s, srng_au32 *word) {
@@ -4355,16 +4356,17 @@ static int srng_data_ready(void *ctx, int thorough) {
     return r != 0 ? r : srng_check_empty(c, thorough);
 }
 
-/* Hand the published messages from peek_pos to fn (all, until it asks to stop, or up to `end` if
-   not 0); count them and the bytes per batch. srng_scan takes the common records; the others get
+/* Hand the published messages within `most` bytes of peek_pos to fn (SRNG_NO_LIMIT: all), until it
+   asks to stop; count them and the bytes per batch. srng_scan takes the common records; the others get
    the closer look here, from the header word it loaded. Every bound is a distance from pos, never
    a comparison of two positions: a hostile region may start its counters near 2^64, where one
    wraps before the other. Returns the count or ERR_CORRUPT. */
-static int srng_deliver(shared_ring_consumer *c, shared_ring_read_fn fn, void *user, uint64_t end) {
+static int srng_deliver(shared_ring_consumer *c, shared_ring_read_fn fn, void *user, uint64_t most) {
     unsigned char *const data = c->s.data;
     const uint64_t cap = c->s.capacity, max = c->s.max_message, limit = c->read_pos + cap;
-    /* Stop after INT_MAX records (each >= 8 bytes), or at a trailing read's `end` (0: none) */
-    uint64_t count_end = c->peek_pos + 8u * SRNG_CAST(uint64_t, INT_MAX);
+    /* Stop after INT_MAX records (each >= 8 bytes), or `most` bytes (a trailing read's end, or what
+       is left of an INT_MAX count): a distance, never a position that could wrap to a sentinel */
+    const uint64_t count_end = c->peek_pos + srng_at_most(most, 8u * SRNG_CAST(uint64_t, INT_MAX));
     srng_reading r;
     int bad = 0;
     r.pos = c->peek_pos;
@@ -4373,7 +4375,6 @@ static int srng_deliver(shared_ring_consumer *c, shared_ring_read_fn fn, void *u
     r.bytes = 0;
     r.largest = c->s.stats.largest;
     r.count = 0;
-    if (end != 0 && end - r.pos < count_end - r.pos) count_end = end;
     srng_enter_callback(&c->s);
     while (srng_scan(data, c->s.max_message, &r, fn, user) == SRNG_SCAN_OTHER) {
         /* pos stays within a capacity of read_pos, before count_end: these are true distances */
@@ -4451,15 +4452,16 @@ static int srng_nothing_now(shared_ring_consumer *c) {
     return r == 1 ? srng_refuse(SHARED_RING_EMPTY, "no message now") : r; /* there next call */
 }
 
-/* read_some's work, stopping at `end` (0: at the last published record). An `end` cutting even the
-   first record (a hostile write_pos) is dropped: a read that found a message never says EMPTY. */
+/* read_some's work, stopping `most` bytes past peek_pos (SRNG_NO_LIMIT: at the last published
+   record). A bound cutting even the first record (a hostile write_pos) is dropped: a read that found
+   a message never says EMPTY. */
 SRNG_INLINE int srng_read_upto(shared_ring_consumer *c, shared_ring_read_fn fn, void *user,
-                               uint64_t end) {
-    int r = srng_deliver(c, fn, user, end);
-    if (r == 0 && end != 0) r = srng_deliver(c, fn, user, 0);
+                               uint64_t most) {
+    int r = srng_deliver(c, fn, user, most);
+    if (r == 0 && most != SRNG_NO_LIMIT) r = srng_deliver(c, fn, user, SRNG_NO_LIMIT);
     if (r == 0) {
         r = srng_check_empty(c, 0);
-        if (r == 1) r = srng_deliver(c, fn, user, 0);
+        if (r == 1) r = srng_deliver(c, fn, user, SRNG_NO_LIMIT);
     }
     /* Release what peek handed out too, even when nothing new came. */
     c->peeked = 0;
@@ -4472,7 +4474,7 @@ SHARED_RING_API int(shared_ring_read_some)(shared_ring_consumer *c, shared_ring_
     int r = srng_consumer_ok(c);
     if (r != SHARED_RING_OK) return r;
     if (fn == SRNG_NULL) return srng_refuse(SHARED_RING_ERR_ARG, "fn is NULL");
-    return srng_read_upto(c, fn, user, 0);
+    return srng_read_upto(c, fn, user, SRNG_NO_LIMIT);
 }
 
 #ifdef SRNG_FAST_PATH
@@ -4481,8 +4483,7 @@ SHARED_RING_API int(shared_ring_read_some)(shared_ring_consumer *c, shared_ring_
    so the caller sees one count (or ERR_CORRUPT) for the whole call. */
 SHARED_RING_API int srng_read_rest(shared_ring_consumer *c, shared_ring_read_fn fn, void *user,
                                    int delivered) {
-    int r = srng_deliver(c, fn, user,
-                         c->peek_pos + 8u * SRNG_CAST(uint64_t, INT_MAX - delivered));
+    int r = srng_deliver(c, fn, user, 8u * SRNG_CAST(uint64_t, INT_MAX - delivered));
     c->peeked = 0;
     srng_release_to(c, c->peek_pos);
     if (r < 0) return r;
@@ -4557,9 +4558,9 @@ static int srng_held_rate(const shared_ring_consumer *c, const srng_hold *h) {
 }
 
 /* Spin until the producer has published SRNG_TRAIL_BYTES (or capacity/4 if less) past peek_pos,
-   or `ns` passed; fills *h. Returns where to stop reading (write_pos: every record before it is
-   published), or 0 for no bound: write_pos comes from the region, and a value not past peek_pos
-   or beyond a capacity from read_pos bounds nothing. */
+   or `ns` passed; fills *h. Returns how far past peek_pos to read (to write_pos: every record
+   before it is published), or SRNG_NO_LIMIT: write_pos comes from the region, and a value not past
+   peek_pos or beyond a capacity from read_pos bounds nothing. */
 static uint64_t srng_hold_off(shared_ring_consumer *c, uint64_t ns, srng_hold *h) {
     const uint64_t want = srng_at_most(c->s.capacity / 4u, SRNG_TRAIL_BYTES);
     uint64_t start = SHARED_RING_NOW_NS(), now = start, w = 0, first = 0;
@@ -4584,7 +4585,8 @@ static uint64_t srng_hold_off(shared_ring_consumer *c, uint64_t ns, srng_hold *h
     }
     h->ns = now - start;
     h->published = w - first;
-    return srng_is_past(w, c->peek_pos) && w - c->read_pos <= c->s.capacity ? w : 0;
+    return srng_is_past(w, c->peek_pos) && w - c->read_pos <= c->s.capacity ? w - c->peek_pos
+                                                                             : SRNG_NO_LIMIT;
 }
 
 /* Back to reading right behind; the next trial takes twice as many quick waits. */
@@ -4615,8 +4617,8 @@ static void srng_judge_hold_off(shared_ring_consumer *c, const srng_hold *h, int
 static int srng_read_trailing(shared_ring_consumer *c, shared_ring_read_fn fn, void *user,
                               uint64_t timeout_ns) {
     srng_hold h;
-    uint64_t end = srng_hold_off(c, srng_at_most(timeout_ns, c->trail_ns), &h);
-    int r = srng_read_upto(c, fn, user, end);
+    uint64_t most = srng_hold_off(c, srng_at_most(timeout_ns, c->trail_ns), &h);
+    int r = srng_read_upto(c, fn, user, most);
     srng_judge_hold_off(c, &h, r); /* a negative r counts as sparse */
     return r;
 }
@@ -4640,7 +4642,7 @@ SHARED_RING_API int shared_ring_read(shared_ring_consumer *c, shared_ring_read_f
     if (c->trailing && left != 0)
         r = srng_read_trailing(c, fn, user, left);
     else
-        r = srng_read_upto(c, fn, user, 0);
+        r = srng_read_upto(c, fn, user, SRNG_NO_LIMIT);
     /* The wait saw a record, which no producer takes back: EMPTY now means the region was
        written under us (corrupt). */
     return r == SHARED_RING_EMPTY ? srng_corrupt(c) : r;
@@ -4662,7 +4664,7 @@ SHARED_RING_API int shared_ring_peek(shared_ring_consumer *c, shared_ring_messag
     r = srng_data_ready(c, 0);
     if (r == 0) return srng_nothing_now(c);
     if (r < 0) return r;
-    r = srng_deliver(c, srng_take_one, msg, 0);
+    r = srng_deliver(c, srng_take_one, msg, SRNG_NO_LIMIT);
     if (r < 0) return r;
     if (r == 0) return srng_nothing_now(c);
     c->peeked++;

@@ -2459,6 +2459,23 @@ TEST(a_producer_whose_wake_position_passed_2_to_the_64_is_woken_by_the_release) 
     pthread_join(t, NULL);
 }
 
+#ifdef SRNG_FAST_PATH
+/* The fast path hands a read over to the implementation with the count it
+   delivered; the rest is bounded by what an int can still count, as a
+   distance: at a position where the old bound (a position) wrapped to 0,
+   its "no bound", a read went past INT_MAX (signed overflow). */
+TEST(the_rest_of_a_fast_read_stops_where_an_int_stops_counting) {
+    seen s = { 0 };
+    int i;
+    setup_256_at((uint64_t)0 - 8u);
+    CHECK_EQ(shared_ring_attach_producer(&prod, region, region_bytes, NULL), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_consumer(&cons, region, region_bytes, NULL), SHARED_RING_OK);
+    for (i = 0; i < 3; i++) CHECK_EQ(shared_ring_write_bytes(&prod, "", 0, 0), SHARED_RING_OK);
+    CHECK_EQ(srng_read_rest(&cons, record_message, &s, INT_MAX - 1), INT_MAX);
+    CHECK_EQ(s.count, 1);
+}
+#endif
+
 /* The producer's side of positions about to wrap: a region may start them
    anywhere, and a record that ends exactly at 2^64 still needs room. */
 TEST(a_write_that_ends_where_positions_wrap_still_needs_room) {
@@ -4199,6 +4216,9 @@ int main(void) {
     RUN(positions_about_to_wrap_keep_reads_inside_the_data_area);
     RUN(a_write_that_ends_where_positions_wrap_still_needs_room);
     RUN(a_stream_whose_positions_pass_2_to_the_64_goes_on_to_its_close);
+#ifdef SRNG_FAST_PATH
+    RUN(the_rest_of_a_fast_read_stops_where_an_int_stops_counting);
+#endif
     RUN(a_producer_whose_wake_position_passed_2_to_the_64_is_woken_by_the_release);
     RUN(a_consumer_attaches_while_write_pos_has_passed_2_to_the_64_and_read_pos_not);
     RUN(a_hold_off_that_finds_few_messages_ends_trailing_and_doubles_the_next_trial);
