@@ -164,8 +164,8 @@
                                         30-31: 0 ATTACHED, 1 CLAIMING, 2 FORMATTING) and a number
                                         telling its process from others of that pid (high 32); its
                                         transitions: docs/protocol.md, "The lifecycle"
-        648    8  producer  producer attach id  its number in `attaches` (zeroed by a claim, stored
-                                        after its wait_mode; kept past a detach or death)
+        648    8  producer  producer attach id  its number in `attaches` (0 from a claim until
+                                        announced; kept past a detach or death)
         656   16  producer  identity slot  who (the owner word without its state) and its
                                         pid namespace (Linux; 1 elsewhere; 0: cannot
                                         tell); written by the word's holder after its move
@@ -2757,12 +2757,9 @@ static void srng_release_side(shared_ring_side *s, unsigned char *region, unsign
     s->lock_fd = -1;
 }
 
-/* The handle's own sleeping word, and its peer's (a wait_mode word follows each). */
+/* The handle's own sleeping word (its wait_mode word follows it). */
 static unsigned srng_own_sleeping(const shared_ring_side *s) {
     return s->magic == SRNG_PRODUCER_MAGIC ? SRNG_OFF_PRODUCER_SLEEPING : SRNG_OFF_CONSUMER_SLEEPING;
-}
-static unsigned srng_peer_sleeping(const shared_ring_side *s) {
-    return s->magic == SRNG_PRODUCER_MAGIC ? SRNG_OFF_CONSUMER_SLEEPING : SRNG_OFF_PRODUCER_SLEEPING;
 }
 
 /* The identity block of the handle's peer. */
@@ -2796,21 +2793,19 @@ static int srng_foreign(const shared_ring_side *s) {
                              : SHARED_RING_OK;
 }
 
-/* The peer side's attach id: stored (release) by an attach after its wait_mode word, zeroed by
-   the next claim, kept at a detach or death: the last attach that finished. */
+/* The peer side's attach id: stored (release) by an attach once ATTACHED, zeroed by the next
+   claim, kept at a detach or death: the last attach that finished. */
 static uint64_t srng_peer_attach_id(const shared_ring_side *s) {
     return srng_id_field(s->region, srng_peer_id(s) + SRNG_ID_ATTACH);
 }
 
-/* Did a peer we never saw attach since our last look, and detach? Its attach id is new (not 0: a
-   claim since) and, loaded after it, its wait_mode word says LEFT, which only its detach writes
-   (its announce wrote its mode before the id). Not its owner word: a peer without identities never
-   writes one, and a take-back moves it to CLAIMING while the id still names the peer it replaces. A
-   peer that died unseen is never judged. */
+/* Did a peer we never saw attach since our last look, and leave? Its attach id is new (not 0: a
+   claim since) and, loaded after it, its word is not ATTACHED. The id first: a word loaded before
+   an attach that finished after it would read as that peer gone. */
 static int srng_unseen_departure(const shared_ring_side *s) {
     uint64_t id = srng_peer_attach_id(s);
-    srng_au32 *mode = srng_beside(srng_u32_at(s->region, srng_peer_sleeping(s)), SRNG_MODE_WORD);
-    return id != 0u && id != s->peer_attach && SRNG_LOAD(mode, acquire) == SRNG_MODE_LEFT;
+    return id != 0u && id != s->peer_attach &&
+           !srng_is_attached(srng_owner_load(s->region, srng_peer_id(s)));
 }
 
 /* Is the peer's word `owner` news? ATTACHED, not the known peer: a new peer. No longer naming the

@@ -23,7 +23,7 @@
 
 static const ring_build default_build = { "default", shared_ring_attach_producer,
                                           shared_ring_attach_consumer, shared_ring_write_bytes,
-                                          shared_ring_read, shared_ring_detach_producer };
+                                          shared_ring_read };
 
 /* Wait hooks the way a user would write them over a condition variable. */
 static pthread_mutex_t hook_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -198,25 +198,7 @@ TEST(producer_of_every_build_is_woken_by_a_consumer_of_every_build) {
     check_every_pair(&d);
 }
 
-/* A producer built without identities never writes its owner word: its
-   attach id, new to a consumer that attached first, is no departure while
-   it lives (its wait_mode is its own), and its detach (LEFT) is one. */
-TEST(a_producer_without_identities_is_gone_only_once_it_detached) {
-    shared_ring_options co = options_of(&flavours[0]), po = options_of(&flavours[1]);
-    int got = 0;
-    CHECK_EQ(shared_ring_format(region, sizeof region, CAPACITY, 0), SHARED_RING_OK);
-    CHECK_EQ(shared_ring_attach_consumer(&cons, region, sizeof region, &co), SHARED_RING_OK);
-    CHECK_EQ(no_os_wait_build.attach_producer(&prod, region, sizeof region, &po), SHARED_RING_OK);
-    CHECK_EQ(no_os_wait_build.write_bytes(&prod, "m", 1, 0), SHARED_RING_OK);
-    CHECK_EQ(shared_ring_read(&cons, count_message, &got, 1000000000u), 1);
-    CHECK_EQ(shared_ring_read(&cons, count_message, &got, 20000000u), SHARED_RING_TIMEOUT);
-    CHECK_EQ(no_os_wait_build.detach_producer(&prod), SHARED_RING_OK);
-    CHECK_EQ(shared_ring_read(&cons, count_message, &got, 1000000000u), SHARED_RING_PEER_GONE);
-    CHECK_EQ(shared_ring_detach_consumer(&cons), SHARED_RING_OK);
-}
-
 int main(void) {
-    RUN(a_producer_without_identities_is_gone_only_once_it_detached);
     RUN(consumer_of_every_build_is_woken_by_a_producer_of_every_build);
     RUN(producer_of_every_build_is_woken_by_a_consumer_of_every_build);
     return harness_summary("mixed builds");
