@@ -164,8 +164,7 @@
                                         30-31: 0 ATTACHED, 1 CLAIMING, 2 FORMATTING) and a number
                                         telling its process from others of that pid (high 32); its
                                         transitions: docs/protocol.md, "The lifecycle"
-        648    8  producer  producer attach id  its number in `attaches` (0 from a claim until
-                                        announced; kept past a detach or death)
+        648    8  producer  producer attach id  its number in `attaches`
         656   16  producer  identity slot  who (the owner word without its state) and its
                                         pid namespace (Linux; 1 elsewhere; 0: cannot
                                         tell); written by the word's holder after its move
@@ -632,7 +631,6 @@ typedef struct shared_ring_side {
     uint64_t barrier_peer; /* the peer attach id `fenceless` was chosen for */
     uint64_t check_at;  /* clock time of the next peer liveness check */
     uint64_t peer_owner; /* the peer's owner word at that check */
-    uint64_t peer_attach; /* the peer side's attach id at our last look */
     int lock_fd;         /* our description of the region's file, holding
                             our side's lock (-1: none) */
     int peer_fd;         /* a pidfd of the peer's process, for event loops
@@ -2793,35 +2791,17 @@ static int srng_foreign(const shared_ring_side *s) {
                              : SHARED_RING_OK;
 }
 
-/* The peer side's attach id: stored (release) by an attach once ATTACHED, zeroed by the next
-   claim, kept at a detach or death: the last attach that finished. */
-static uint64_t srng_peer_attach_id(const shared_ring_side *s) {
-    return srng_id_field(s->region, srng_peer_id(s) + SRNG_ID_ATTACH);
-}
-
-/* Did a peer we never saw attach since our last look, and leave? Its attach id is new (not 0: a
-   claim since) and, loaded after it, its word is not ATTACHED. The id first: a word loaded before
-   an attach that finished after it would read as that peer gone. */
-static int srng_unseen_departure(const shared_ring_side *s) {
-    uint64_t id = srng_peer_attach_id(s);
-    return id != 0u && id != s->peer_attach &&
-           !srng_is_attached(srng_owner_load(s->region, srng_peer_id(s)));
-}
-
 /* Is the peer's word `owner` news? ATTACHED, not the known peer: a new peer. No longer naming the
-   known peer (FREE, or taken by a claim or prepare, only once it left): its departure; with no
-   known peer, the departure of one that came and went between our looks. Transient, of no known
-   peer (an attach or prepare, running or failed): no news. */
+   known peer (FREE, or taken by a claim or prepare, only once it left): its departure. Transient,
+   of no known peer (an attach or prepare, running or failed): no news. */
 static int srng_peer_news(const shared_ring_side *s, uint64_t owner) {
     if (srng_is_attached(owner)) return owner != s->peer_owner;
-    if (s->peer_owner == 0u) return srng_unseen_departure(s);
-    return !srng_same_owner(owner, s->peer_owner);
+    return s->peer_owner != 0u && !srng_same_owner(owner, s->peer_owner);
 }
 
-/* Take the news in: a new peer (judged at once: check_at = now) or a departure. */
+/* Take the news in: a new peer (judged at once: check_at = now) or the known one's departure. */
 static void srng_note_peer(shared_ring_side *s, uint64_t owner, uint64_t now) {
     if (!srng_peer_news(s, owner)) return;
-    s->peer_attach = srng_peer_attach_id(s);
     if (srng_is_attached(owner)) {
         s->peer_owner = owner;
         s->peer_gone = 0;
@@ -2829,20 +2809,9 @@ static void srng_note_peer(shared_ring_side *s, uint64_t owner, uint64_t now) {
         s->check_at = now;
         return;
     }
-    /* a peer unseen till now is a new departure; a death already told is not news */
-    if (s->peer_owner == 0u || !s->peer_gone) s->gone_told = 0;
+    if (!s->peer_gone) s->gone_told = 0; /* a death already told is not news */
     s->peer_gone = 1;
     s->peer_owner = 0;
-}
-
-/* At attach (the handle's side not yet set: the peer's block is `peer_id`): the peer attached now,
-   whose leaving later is a departure, and the attach id of the last one, whose leaving was before
-   us. The id first, as srng_unseen_departure loads them. */
-static void srng_first_look(shared_ring_side *s, unsigned peer_id) {
-    uint64_t owner;
-    s->peer_attach = srng_id_field(s->region, peer_id + SRNG_ID_ATTACH);
-    owner = srng_owner_load(s->region, peer_id);
-    if (srng_is_attached(owner)) s->peer_owner = owner; /* check_at 0: judged at the first wait */
 }
 
 /* ---- the peer's death as a descriptor (event loops) ---------------------- */
@@ -3444,7 +3413,11 @@ static int srng_attach_side(shared_ring_side *s, void *region, size_t region_siz
     s->ring_id = SRNG_LOAD(srng_u64_at(s->region, SRNG_OFF_RING_ID), relaxed);
     SRNG_SCHED_POINT("load ring id");
     s->attach_id = srng_next_attach_id(s->region); /* published by srng_announce_mode */
-    srng_first_look(s, id_off == SRNG_OFF_PRODUCER_ID ? SRNG_OFF_CONSUMER_ID : SRNG_OFF_PRODUCER_ID);
+    /* a peer attached now that leaves later has left */
+    srng_note_peer(s,
+                   srng_owner_load(s->region, id_off == SRNG_OFF_PRODUCER_ID ? SRNG_OFF_CONSUMER_ID
+                                                                             : SRNG_OFF_PRODUCER_ID),
+                   0u);
     s->data = s->region + SHARED_RING_HEADER_SIZE;
     s->capacity = g.capacity;
     s->mask = g.capacity - 1u;
