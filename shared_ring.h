@@ -187,8 +187,7 @@
 
    A wait_mode word says how its side sleeps and how it wakes the other:
        low 8 bits    0 never sleeps unbounded (spins or naps), 1 futex,
-                     2 ulock, 3 WaitOnAddress, 4 its own wait hook; 0xFF (the whole
-                     word) its side left, and makes no wake-up call
+                     2 ulock, 3 WaitOnAddress, 4 its own wait hook
        bit 8 + k     it makes the wake-up call that reaches a sleeper of kind k
 
    ============================================================================
@@ -247,9 +246,7 @@
 
    Mixed builds. The sides may be built differently (OS waits, wait hooks, SHARED_RING_NO_OS_WAIT).
    Each records in its wait_mode word how it sleeps and which wake-up calls it makes; a sleeper
-   whose peer makes no call that reaches it sleeps in 1 ms slices (tests/mixed_builds.c). A side
-   that leaves writes LEFT there: its successor may be built otherwise, so the peer, waiting for
-   one, looks every 50 ms (the successor's attach wakes it at once if its calls reach it).
+   whose peer makes no call that reaches it sleeps in 1 ms slices (tests/mixed_builds.c).
 
    A safety net. No wake-up is expected to be lost, but one sleep lasts at most recheck_ns (default
    250 ms) before the waiter looks again: should a wake-up ever fail to come, the wait goes on late
@@ -2003,12 +2000,8 @@ static void srng_cpu_relax(void) {
 #define SRNG_SLEEPS_ULOCK 2u /* Darwin __ulock_wait */
 #define SRNG_SLEEPS_WAIT_ON_ADDRESS 3u
 #define SRNG_SLEEPS_HOOK 4u /* the user's wait hook */
-#define SRNG_MODE_LEFT 0xFFu /* the whole word: the side left and makes no wake-up call */
 #define SRNG_WAKES(kind) (0x100u << (kind))
 #define SRNG_SLICE_NS 1000000u /* bounded naps when no wake-up is promised */
-/* While the peer's side is empty: its successor's attach wakes us if its wake-ups reach us; if not,
-   we find it within this. */
-#define SRNG_LEFT_SLICE_NS 50000000u
 
 /* Apple before Linux, so the macOS branch can be tested on Linux against a stub (make matrix). */
 #if defined(SHARED_RING_NO_OS_WAIT)
@@ -2204,16 +2197,13 @@ static uint32_t srng_wait_mode(const shared_ring_side *s) {
 }
 
 /* Sleep on `word` at most timeout_ns; in slices if `peer_mode` (the peer's wait_mode) makes no
-   wake-up call that reaches how we sleep, in longer ones if the peer left. */
+   wake-up call that reaches how we sleep. */
 static void srng_sleep(shared_ring_side *s, srng_au32 *word, uint32_t peer_mode,
                        uint64_t timeout_ns) {
     uint32_t kind = srng_wait_mode(s) & 0xFFu;
-    if (peer_mode == SRNG_MODE_LEFT) {
-        if (timeout_ns > SRNG_LEFT_SLICE_NS) timeout_ns = SRNG_LEFT_SLICE_NS;
-    } else if (kind != SRNG_SLEEPS_NAPS && (peer_mode & SRNG_WAKES(kind)) == 0 &&
-               timeout_ns > SRNG_SLICE_NS) {
+    if (kind != SRNG_SLEEPS_NAPS && (peer_mode & SRNG_WAKES(kind)) == 0 &&
+        timeout_ns > SRNG_SLICE_NS)
         timeout_ns = SRNG_SLICE_NS;
-    }
     s->stats.sleeps++;
     if (s->wait != SRNG_NULL) {
         uint32_t open = s->open;
@@ -2755,11 +2745,6 @@ static void srng_release_side(shared_ring_side *s, unsigned char *region, unsign
     s->lock_fd = -1;
 }
 
-/* The handle's own sleeping word (its wait_mode word follows it). */
-static unsigned srng_own_sleeping(const shared_ring_side *s) {
-    return s->magic == SRNG_PRODUCER_MAGIC ? SRNG_OFF_PRODUCER_SLEEPING : SRNG_OFF_CONSUMER_SLEEPING;
-}
-
 /* The identity block of the handle's peer. */
 static unsigned srng_peer_id(const shared_ring_side *s) {
     return s->magic == SRNG_PRODUCER_MAGIC ? SRNG_OFF_CONSUMER_ID : SRNG_OFF_PRODUCER_ID;
@@ -3104,13 +3089,10 @@ static int srng_peer_wakes_us(const shared_ring_side *s, srng_au32 *peer) {
 /* Is a sleeper's announcement (made, and fenced) certain to be seen by the peer's next look, given
    the peer's fenceless_for? 0: it fences; our attach id: it does not, and our membarrier fences
    it instead (not worth interrupting its CPUs when no wake-up call of the peer reaches us anyway,
-   e.g. a real-time one); another id: it chose for a side before us (srng_unanswered). A peer
-   that left looks no more, but its successor's attach fences before it answers our word (whether
-   its call reaches our sleep is srng_sleep's question). */
+   e.g. a real-time one); another id: it chose for a side before us (srng_unanswered). */
 static int srng_fenced_for(const shared_ring_side *s, srng_au32 *peer, uint64_t fenceless_for) {
     if (fenceless_for == 0u) return 1;
     if (fenceless_for != s->attach_id) return 0;
-    if (SRNG_LOAD(srng_beside(peer, SRNG_MODE_WORD), acquire) == SRNG_MODE_LEFT) return 1;
     return srng_peer_wakes_us(s, peer) && srng_process_barrier();
 }
 
@@ -4673,7 +4655,6 @@ SHARED_RING_API int shared_ring_peek(shared_ring_consumer *c, shared_ring_messag
 
 SHARED_RING_API int shared_ring_arm(shared_ring_consumer *c) {
     srng_au32 *word, *peer;
-    uint32_t mode;
     int r = srng_consumer_ok(c);
     if (r != SHARED_RING_OK) return r;
     if (c->s.wake == SRNG_NULL) /* the producer could not reach us */
@@ -4688,14 +4669,12 @@ SHARED_RING_API int shared_ring_arm(shared_ring_consumer *c) {
     r = srng_watch_peer(&c->s, SHARED_RING_NOW_NS());
     if (r < 0) return r;
     if (c->s.peer_gone && !c->s.gone_told) return srng_report_departure(c);
-    /* A producer attached without hooks makes no wake-up that reaches the loop (one that left
-       makes none either, but its successor's attach will, if it has hooks). */
+    /* A producer attached without hooks makes no wake-up that reaches the loop. */
     if (SRNG_LOAD(srng_u64_at(c->s.region,
                               SRNG_OFF_PRODUCER_ID + SRNG_CAST(unsigned, SRNG_ID_ATTACH)),
                   acquire) != 0u &&
-        (mode = SRNG_LOAD(srng_u32_at(c->s.region, SRNG_OFF_PRODUCER_WAIT_MODE), acquire)) !=
-            SRNG_MODE_LEFT &&
-        (mode & SRNG_WAKES(SRNG_SLEEPS_HOOK)) == 0u)
+        (SRNG_LOAD(srng_u32_at(c->s.region, SRNG_OFF_PRODUCER_WAIT_MODE), relaxed) &
+         SRNG_WAKES(SRNG_SLEEPS_HOOK)) == 0u)
         return srng_refuse(SHARED_RING_ERR_STATE,
                            "the producer makes no hook wake-up: attach it with wait and wake hooks too");
     /* srng_block's announce / barrier / re-check, without the sleep (the caller's loop sleeps). */
@@ -5122,15 +5101,7 @@ static int srng_leave(shared_ring_side *s, uint32_t magic, unsigned id_off,
     srng_drop_peer_fd(s);
     /* Looked at again next to the move: a take-back may have finished during the publish. The
        word, even if equal to ours, is then another handle's. */
-    if (lost || srng_side_lost(s))
-        s->owner = 0;
-    else /* Our wake-ups leave with us: a sleeper that trusted them and looks from now on sleeps in
-            slices until a new peer announces its own (else a peer whose wake-ups do not reach it
-            could publish to a sleep that never ends). Stored while the side is still ours, so not
-            over a successor's; the fence below pairs with the sleeper's: it sees LEFT, or our
-            wake-up reaches it. */
-        SRNG_STORE(srng_beside(srng_u32_at(s->region, srng_own_sleeping(s)), SRNG_MODE_WORD),
-                   SRNG_MODE_LEFT, release);
+    if (lost || srng_side_lost(s)) s->owner = 0;
     srng_release_side(s, s->region, id_off);
     SRNG_FENCE();
     srng_wake_sleeper_now(s, srng_u32_at(s->region, peer_sleep_off));

@@ -179,38 +179,6 @@ TEST(arm_after_peer_gone_arms_for_the_next_producer_whose_attach_wakes_the_loop)
     CHECK_EQ(shared_ring_detach_producer(&prod), SHARED_RING_OK);
 }
 
-/* A departed side's wake-ups leave with it: its wait_mode word says LEFT,
-   so a sleeper whose next producer's wake-ups may not reach it (one
-   without hooks, say) sleeps at most 50 ms at a time, never trusting the
-   departed one's hooks for a whole timeout (with recheck_ns off, for
-   ever). */
-static uint64_t longest_sleep;
-static void longest_wait(void *user, void *addr, uint32_t expected, uint64_t timeout_ns) {
-    struct timespec d;
-    (void)user, (void)addr, (void)expected;
-    if (timeout_ns > longest_sleep) longest_sleep = timeout_ns;
-    d.tv_sec = 0;
-    d.tv_nsec = (long)(timeout_ns < 10000000u ? timeout_ns : 10000000u);
-    nanosleep(&d, NULL);
-}
-
-TEST(a_sleeper_never_trusts_the_wake_ups_of_a_producer_that_left) {
-    shared_ring_options o = hooked();
-    int got = 0;
-    fresh_region();
-    CHECK_EQ(shared_ring_attach_producer(&prod, region, size, &o), SHARED_RING_OK);
-    CHECK_EQ(shared_ring_detach_producer(&prod), SHARED_RING_OK);
-    o.wait = longest_wait;
-    o.spin_ns = SHARED_RING_OFF;
-    o.recheck_ns = SHARED_RING_OFF;
-    longest_sleep = 0;
-    CHECK_EQ(shared_ring_attach_consumer(&cons, region, size, &o), SHARED_RING_OK);
-    CHECK_EQ(shared_ring_read(&cons, count_message, &got, 200000000u), SHARED_RING_TIMEOUT);
-    CHECK(longest_sleep > 0u);
-    CHECK(longest_sleep <= 50000000u);
-    CHECK_EQ(shared_ring_detach_consumer(&cons), SHARED_RING_OK);
-}
-
 /* 3. fenceless_for names an attach id: a side whose id differs is a new
    peer to the side that chose it. A producer that chose to publish without
    a fence to a consumer that only naps keeps that choice until it sees the
@@ -487,7 +455,6 @@ int main(void) {
     RUN(a_wait_reads_what_a_producer_left_before_it_says_peer_gone);
     RUN(arm_after_peer_gone_arms_for_the_next_producer_whose_attach_wakes_the_loop);
     RUN(arm_over_a_replaced_consumer_is_promised_after_the_producers_next_publish);
-    RUN(a_sleeper_never_trusts_the_wake_ups_of_a_producer_that_left);
     RUN(the_peer_fd_of_an_adopted_producer_is_replaced_not_left_readable);
     RUN(an_aligned_claim_that_fits_half_the_ring_fits_at_every_position_of_an_empty_ring);
     RUN(two_openers_sizing_one_new_object_differently_are_not_both_told_ok);
