@@ -153,7 +153,7 @@
         516    4  -         reserved, zero
         520    4  producer  producer_wait_mode  how it sleeps and wakes (below)
         524    4  producer  closed      1 once the producer closed the stream
-        528    8  producer  producer_wake_pos   wake the producer once read_pos >= this
+        528    8  producer  producer_wake_pos   wake the producer once read_pos is at or past this
         536    8  producer  producer_fenceless_for  attach id of the consumer it publishes
                                         to without a fence, or 0
         544    8  producer  producer_bells  which doorbell table its wake-ups ring (0: none): a
