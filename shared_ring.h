@@ -1432,6 +1432,11 @@ SRNG_INLINE uint32_t srng_tag(uint64_t pos) {
 SRNG_INLINE uint64_t srng_header(uint64_t pos, uint32_t len) {
     return SRNG_CAST(uint64_t, srng_tag(pos)) << 32 | len;
 }
+/* Is position a past b? Positions are 64-bit counters that may wrap (a region may start them
+   anywhere), so never a < or > of the two: a distance under 2^63. */
+SRNG_INLINE int srng_is_past(uint64_t a, uint64_t b) {
+    return a != b && a - b < (SRNG_CAST(uint64_t, 1) << 63);
+}
 SRNG_INLINE srng_au64 *srng_slot(const shared_ring_side *s, uint64_t pos) {
     return SRNG_PUN(srng_au64 *, s->data + (pos & s->mask));
 }
@@ -1564,8 +1569,7 @@ SRNG_INLINE int srng_scan(unsigned char *data, uint32_t max, srng_reading *r,
 /* Release everything before `pos` to the producer: read_pos (release),
    then, ordered after it, a look at the producer's sleeping word; wake it
    only once it has the room it asked for (hysteresis; acquire: its wake
-   position was stored before its announcement): pos at or past it, a
-   distance, as positions may wrap. */
+   position was stored before its announcement): pos at or past it. */
 SRNG_INLINE void srng_release_to(shared_ring_consumer *c, uint64_t pos) {
     unsigned char *region = c->s.data - SHARED_RING_HEADER_SIZE;
     srng_au32 *word = srng_u32_at(region, SRNG_OFF_PRODUCER_SLEEPING);
@@ -1574,10 +1578,10 @@ SRNG_INLINE void srng_release_to(shared_ring_consumer *c, uint64_t pos) {
     SRNG_STORE(srng_u64_at(region, SRNG_OFF_READ_POS), pos, release);
     SRNG_SCHED_POINT("release");
     srng_publish_barrier(&c->s);
-    if (SRNG_LOAD(word, acquire) != 0u &&
-        pos - SRNG_LOAD(srng_u64_at(region, SRNG_OFF_PRODUCER_WAKE_POS), relaxed) <
-            (SRNG_CAST(uint64_t, 1) << 63))
-        srng_answer(&c->s, word);
+    if (SRNG_LOAD(word, acquire) != 0u) {
+        uint64_t wake_pos = SRNG_LOAD(srng_u64_at(region, SRNG_OFF_PRODUCER_WAKE_POS), relaxed);
+        if (pos == wake_pos || srng_is_past(pos, wake_pos)) srng_answer(&c->s, word);
+    }
 }
 
 #ifdef SRNG_FAST_PATH
@@ -1889,12 +1893,6 @@ static void srng_put64(unsigned char *region, unsigned off, uint64_t v) {
 }
 
 static uint64_t srng_at_most(uint64_t x, uint64_t most) { return x < most ? x : most; }
-
-/* Is position a past b? Positions are 64-bit counters that may wrap (a region may start them
-   anywhere), so never a < or > of the two: a distance under 2^63. */
-static int srng_is_past(uint64_t a, uint64_t b) {
-    return a != b && a - b < (SRNG_CAST(uint64_t, 1) << 63);
-}
 
 static int srng_is_pow2(uint64_t x) { return x != 0 && (x & (x - 1)) == 0; }
 
@@ -3918,7 +3916,8 @@ SRNG_INLINE void srng_publish(shared_ring_producer *p) {
 static int srng_refresh_read(shared_ring_producer *p) {
     uint64_t rd = SRNG_LOAD(srng_u64_at(p->s.region, SRNG_OFF_READ_POS), acquire);
     /* The consumer's corrupt flag shares read_pos's cache line: free to check. */
-    if (!srng_positions_ok(rd, srng_published(p), p->s.capacity) || srng_is_past(p->read_cache, rd) ||
+    if (!srng_positions_ok(rd, srng_published(p), p->s.capacity) ||
+        srng_is_past(p->read_cache, rd) ||
         SRNG_LOAD(srng_u32_at(p->s.region, SRNG_OFF_CORRUPT), relaxed) != 0u) {
         p->s.broken = 1;
         srng_update_open(p);
