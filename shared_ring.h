@@ -141,7 +141,7 @@
         384    4  consumer  consumer_sleeping   futex word: 1 = asleep on data
                                         (2: just attached, look at me)
         388    4  -         reserved, zero
-        392    4  consumer  consumer_wait_mode  how it sleeps and wakes (below)
+        392    4  consumer  consumer_wait_mode  held or not, how it sleeps and wakes (below)
         396    4  consumer  consumer_bell  0, or the number of a doorbell in the consumer's
                                         process that its wait_any sleeps on (section 4)
         400    8  -         reserved, zero
@@ -151,7 +151,7 @@
         512    4  producer  producer_sleeping   futex word: 1 = asleep on space
                                         (2: just attached, look at me)
         516    4  -         reserved, zero
-        520    4  producer  producer_wait_mode  how it sleeps and wakes (below)
+        520    4  producer  producer_wait_mode  held or not, how it sleeps and wakes (below)
         524    4  producer  closed      1 once the producer closed the stream
         528    8  producer  producer_wake_pos   wake the producer once read_pos is at or past this
         536    8  producer  producer_fenceless_for  attach id of the consumer it publishes
@@ -185,10 +185,13 @@
    of position `pos` is pos & (cap - 1). The 8 bytes after the last record are always zero (the
    "end mark"), so the ring holds at most capacity - 8 bytes of records.
 
-   A wait_mode word says how its side sleeps and how it wakes the other:
+   A wait_mode word says whether a handle holds its side, how it sleeps and how it wakes the other:
+       0             NONE: no handle holds the side (formatted so; a detach leaves it so)
        low 8 bits    0 never sleeps unbounded (spins or naps), 1 futex,
                      2 ulock, 3 WaitOnAddress, 4 its own wait hook
        bit 8 + k     it makes the wake-up call that reaches a sleeper of kind k
+       bit 15        HELD: a handle holds the side (a dead holder's stays until a successor's)
+       high 16 bits  the holder's attach id, low 16 bits
 
    ============================================================================
    4. THE PROTOCOL
@@ -246,7 +249,9 @@
 
    Mixed builds. The sides may be built differently (OS waits, wait hooks, SHARED_RING_NO_OS_WAIT).
    Each records in its wait_mode word how it sleeps and which wake-up calls it makes; a sleeper
-   whose peer makes no call that reaches it sleeps in 1 ms slices (tests/mixed_builds.c).
+   whose peer makes no call that reaches it sleeps in 1 ms slices (tests/mixed_builds.c). While no
+   handle holds the peer's side, it sleeps at most 50 ms at a time: the next peer's attach wakes it
+   if its calls reach it, and if not it finds that peer so (a detach takes its word back to NONE).
 
    A safety net. No wake-up is expected to be lost, but one sleep lasts at most recheck_ns (default
    250 ms) before the waiter looks again: should a wake-up ever fail to come, the wait goes on late
@@ -935,7 +940,7 @@ SHARED_RING_API int shared_ring_release(shared_ring_consumer *c);
    death, watch shared_ring_consumer_peer_fd, or sleep with a timeout and re-arm. Then arm arms for
    the next producer, whose attach wakes your loop only if it has wake hooks and is not real-time:
    keep a timeout where one may come); ERR_STATE (also: the handle has no wait hooks; the producer
-   attached last has none, so its publishes could not signal the loop); ERR_CORRUPT; ERR_HANDLE. */
+   attached now has none, so its publishes could not signal the loop); ERR_CORRUPT; ERR_HANDLE. */
 SHARED_RING_API int shared_ring_arm(shared_ring_consumer *c);
 
 /* Event loops: a descriptor that becomes readable when the peer's process ends (a Linux pidfd),
@@ -1999,7 +2004,13 @@ static void srng_cpu_relax(void) {
 #define SRNG_SLEEPS_WAIT_ON_ADDRESS 3u
 #define SRNG_SLEEPS_HOOK 4u /* the user's wait hook */
 #define SRNG_WAKES(kind) (0x100u << (kind))
+/* The word is also its side's state machine (docs/protocol.md, "The wait_mode word"): 0 NONE, no
+   handle holds the side (formatted so, and a detach takes its own word back to it); else HELD, the
+   holder's attach id (low 16 bits, so a detach's CAS never takes a successor's word) and its kind
+   and wakes, stored by the holder at attach and adopt. A dead holder's stays until a successor's. */
+#define SRNG_MODE_HELD 0x8000u
 #define SRNG_SLICE_NS 1000000u /* bounded naps when no wake-up is promised */
+#define SRNG_LIVENESS_NS 50000000u /* a dead peer, or a successor's attach, is noticed within this */
 
 /* Apple before Linux, so the macOS branch can be tested on Linux against a stub (make matrix). */
 #if defined(SHARED_RING_NO_OS_WAIT)
@@ -2194,14 +2205,22 @@ static uint32_t srng_wait_mode(const shared_ring_side *s) {
     return SRNG_OS_SLEEP | wakes;
 }
 
+/* The word this handle's side holds while attached (SRNG_MODE_HELD). */
+static uint32_t srng_held_mode(const shared_ring_side *s) {
+    return SRNG_MODE_HELD | SRNG_CAST(uint32_t, s->attach_id & 0xFFFFu) << 16 | srng_wait_mode(s);
+}
+
 /* Sleep on `word` at most timeout_ns; in slices if `peer_mode` (the peer's wait_mode) makes no
-   wake-up call that reaches how we sleep. */
+   wake-up call that reaches how we sleep; at most SRNG_LIVENESS_NS if no handle holds the peer's
+   side: its successor's attach wakes us if its calls reach us, and if not we find it so. */
 static void srng_sleep(shared_ring_side *s, srng_au32 *word, uint32_t peer_mode,
                        uint64_t timeout_ns) {
     uint32_t kind = srng_wait_mode(s) & 0xFFu;
-    if (kind != SRNG_SLEEPS_NAPS && (peer_mode & SRNG_WAKES(kind)) == 0 &&
-        timeout_ns > SRNG_SLICE_NS)
-        timeout_ns = SRNG_SLICE_NS;
+    uint64_t most = (peer_mode & SRNG_MODE_HELD) == 0u ? SRNG_LIVENESS_NS
+                    : kind != SRNG_SLEEPS_NAPS && (peer_mode & SRNG_WAKES(kind)) == 0u
+                        ? SRNG_SLICE_NS
+                        : SHARED_RING_FOREVER;
+    if (timeout_ns > most) timeout_ns = most;
     s->stats.sleeps++;
     if (s->wait != SRNG_NULL) {
         uint32_t open = s->open;
@@ -2291,7 +2310,6 @@ static void srng_wake(shared_ring_side *s, srng_au32 *word) {
 #define SRNG_ATTACHED 0x00000000u
 #define SRNG_CLAIMING 0x40000000u
 #define SRNG_FORMATTING 0x80000000u /* 0xC0000000 is no state: read as CLAIMING */
-#define SRNG_LIVENESS_NS 50000000u  /* a dead peer is noticed within this */
 
 /* A 64-bit finalizer (splitmix64's): spreads every input bit. */
 static uint64_t srng_mix(uint64_t x) {
@@ -2743,6 +2761,11 @@ static void srng_release_side(shared_ring_side *s, unsigned char *region, unsign
     s->lock_fd = -1;
 }
 
+/* The handle's own sleeping word (its wait_mode word follows it). */
+static unsigned srng_own_sleeping(const shared_ring_side *s) {
+    return s->magic == SRNG_PRODUCER_MAGIC ? SRNG_OFF_PRODUCER_SLEEPING : SRNG_OFF_CONSUMER_SLEEPING;
+}
+
 /* The identity block of the handle's peer. */
 static unsigned srng_peer_id(const shared_ring_side *s) {
     return s->magic == SRNG_PRODUCER_MAGIC ? SRNG_OFF_CONSUMER_ID : SRNG_OFF_PRODUCER_ID;
@@ -2991,7 +3014,8 @@ static void srng_choose_barrier(shared_ring_side *s) {
     /* No fence for a peer that only naps (it needs no wake-up) or one the kernel places in this
        process (its membarrier fences). A real-time side wakes nobody, so its peer trusts none of
        its wake-ups (it sleeps in slices): no fence, and no look at who the peer is (a syscall). */
-    naps = (SRNG_LOAD(srng_u32_at(s->region, peer_mode), relaxed) & 0xFFu) == SRNG_SLEEPS_NAPS;
+    naps = (SRNG_LOAD(srng_u32_at(s->region, peer_mode), relaxed) & (SRNG_MODE_HELD | 0xFFu)) ==
+           (SRNG_MODE_HELD | SRNG_SLEEPS_NAPS);
     fenceless_for = peer != 0u && (naps || s->realtime ||
                                    (s->process_barrier && srng_in_this_process(s->region, peer_id)))
                         ? peer
@@ -3078,20 +3102,25 @@ static int srng_unanswered(const shared_ring_side *s, srng_au32 *peer) {
     return fenceless_for != 0u && fenceless_for != s->attach_id;
 }
 
-/* Does the peer's wake-up call reach how we sleep? Its wait_mode says (real-time: no call). */
-static int srng_peer_wakes_us(const shared_ring_side *s, srng_au32 *peer) {
-    return (SRNG_LOAD(srng_beside(peer, SRNG_MODE_WORD), relaxed) &
-            SRNG_WAKES(srng_wait_mode(s) & 0xFFu)) != 0u;
-}
-
-/* Is a sleeper's announcement (made, and fenced) certain to be seen by the peer's next look, given
-   the peer's fenceless_for? 0: it fences; our attach id: it does not, and our membarrier fences
-   it instead (not worth interrupting its CPUs when no wake-up call of the peer reaches us anyway,
-   e.g. a real-time one); another id: it chose for a side before us (srng_unanswered). */
-static int srng_fenced_for(const shared_ring_side *s, srng_au32 *peer, uint64_t fenceless_for) {
-    if (fenceless_for == 0u) return 1;
-    if (fenceless_for != s->attach_id) return 0;
-    return srng_peer_wakes_us(s, peer) && srng_process_barrier();
+/* What a sleeper's announcement (made, and fenced) needs to be certain that the peer's next look
+   sees it, by the peer's fenceless_for and wait_mode. SRNG_PROMISED: nothing (fenceless_for 0: it
+   fences; or no handle holds its side: a successor's attach fences before it looks at our word).
+   SRNG_PROMISED_BY_BARRIER: our membarrier (our attach id: it publishes to us without a fence).
+   SRNG_UNPROMISED: we only nap (POLL_ONLY); another id (it chose for a side before us:
+   srng_unanswered); or no wake-up call of its reaches us anyway (real-time, say: not worth
+   interrupting its CPUs). */
+enum { SRNG_UNPROMISED, SRNG_PROMISED, SRNG_PROMISED_BY_BARRIER };
+static int srng_promise(const shared_ring_side *s, srng_au32 *peer) {
+    uint64_t fenceless_for = SRNG_LOAD(srng_fenceless_for(peer), acquire);
+    uint32_t mode;
+    if (s->poll_only) return SRNG_UNPROMISED; /* nobody promises a napper anything */
+    if (fenceless_for == 0u) return SRNG_PROMISED;
+    if (fenceless_for != s->attach_id) return SRNG_UNPROMISED;
+    /* acquire: a peer that left published everything before its NONE */
+    mode = SRNG_LOAD(srng_beside(peer, SRNG_MODE_WORD), acquire);
+    if ((mode & SRNG_MODE_HELD) == 0u) return SRNG_PROMISED;
+    return (mode & SRNG_WAKES(srng_wait_mode(s) & 0xFFu)) != 0u ? SRNG_PROMISED_BY_BARRIER
+                                                               : SRNG_UNPROMISED;
 }
 
 /* Announce in `word` that we are about to sleep, ordered before our next look at the peer's
@@ -3102,8 +3131,11 @@ static int srng_announce_sleep(const shared_ring_side *s, srng_au32 *word, srng_
     /* release: a peer that sees the 1 also sees what we stored before (the producer's wake pos) */
     SRNG_STORE(word, 1u, release);
     SRNG_FENCE(); /* the announcement before our next look at the peer's position */
-    if (s->poll_only) return 0; /* it naps: nobody promises it anything */
-    return srng_fenced_for(s, peer, SRNG_LOAD(srng_fenceless_for(peer), acquire));
+    switch (srng_promise(s, peer)) {
+    case SRNG_PROMISED: return 1;
+    case SRNG_PROMISED_BY_BARRIER: return srng_process_barrier();
+    default: return 0;
+    }
 }
 
 /* The end of a sleep or an arm: our word back to 0, or to SRNG_LOOK_AT_ME while the peer has yet
@@ -3248,7 +3280,7 @@ static void srng_announce_mode(shared_ring_side *s, unsigned own_sleep_off,
     srng_au32 *own = srng_u32_at(s->region, own_sleep_off);
     unsigned own_id = s->magic == SRNG_PRODUCER_MAGIC ? SRNG_OFF_PRODUCER_ID : SRNG_OFF_CONSUMER_ID;
     s->process_barrier = SRNG_CAST(uint32_t, srng_register_process_barrier());
-    SRNG_STORE(srng_beside(own, SRNG_MODE_WORD), srng_wait_mode(s), relaxed);
+    SRNG_STORE(srng_beside(own, SRNG_MODE_WORD), srng_held_mode(s), relaxed); /* NONE -> HELD */
     SRNG_STORE(srng_fenceless_for(own), 0u, relaxed);
     if (s->magic == SRNG_PRODUCER_MAGIC)
         SRNG_STORE(srng_u64_at(s->region, SRNG_OFF_PRODUCER_BELLS), srng_bell_table(), relaxed);
@@ -4654,6 +4686,7 @@ SHARED_RING_API int shared_ring_peek(shared_ring_consumer *c, shared_ring_messag
 
 SHARED_RING_API int shared_ring_arm(shared_ring_consumer *c) {
     srng_au32 *word, *peer;
+    uint32_t mode;
     int r = srng_consumer_ok(c);
     if (r != SHARED_RING_OK) return r;
     if (c->s.wake == SRNG_NULL) /* the producer could not reach us */
@@ -4668,12 +4701,10 @@ SHARED_RING_API int shared_ring_arm(shared_ring_consumer *c) {
     r = srng_watch_peer(&c->s, SHARED_RING_NOW_NS());
     if (r < 0) return r;
     if (c->s.peer_gone && !c->s.gone_told) return srng_report_departure(c);
-    /* A producer attached without hooks makes no wake-up that reaches the loop. */
-    if (SRNG_LOAD(srng_u64_at(c->s.region,
-                              SRNG_OFF_PRODUCER_ID + SRNG_CAST(unsigned, SRNG_ID_ATTACH)),
-                  acquire) != 0u &&
-        (SRNG_LOAD(srng_u32_at(c->s.region, SRNG_OFF_PRODUCER_WAIT_MODE), relaxed) &
-         SRNG_WAKES(SRNG_SLEEPS_HOOK)) == 0u)
+    /* A producer attached without hooks makes no wake-up that reaches the loop. (None attached:
+       the next one's attach wakes the loop if it has hooks.) */
+    mode = SRNG_LOAD(srng_u32_at(c->s.region, SRNG_OFF_PRODUCER_WAIT_MODE), relaxed);
+    if ((mode & SRNG_MODE_HELD) != 0u && (mode & SRNG_WAKES(SRNG_SLEEPS_HOOK)) == 0u)
         return srng_refuse(SHARED_RING_ERR_STATE,
                            "the producer makes no hook wake-up: attach it with wait and wake hooks too");
     /* srng_block's announce / barrier / re-check, without the sleep (the caller's loop sleeps). */
@@ -4762,11 +4793,13 @@ static int srng_set_ready(void *ctx, int thorough) {
 #endif
 
 #if defined(SRNG_HAVE_WAITV) || defined(SRNG_HAVE_BELLS)
-/* Do the producer's futex wake-ups reach our sleep? (Not in a wait hook, nor if it makes none.) */
+/* Do the producer's futex wake-ups reach our sleep? (Not in a wait hook, nor if it makes none.)
+   With no producer, its successor's attach wakes us if it can; srng_wait_many looks again within
+   SRNG_LIVENESS_NS in case it cannot. */
 static int srng_futex_wakes_reach(const shared_ring_side *s) {
-    srng_au32 *mode = srng_u32_at(s->region, SRNG_OFF_PRODUCER_WAIT_MODE);
+    uint32_t mode = SRNG_LOAD(srng_u32_at(s->region, SRNG_OFF_PRODUCER_WAIT_MODE), relaxed);
     return s->wait == SRNG_NULL &&
-           (SRNG_LOAD(mode, relaxed) & SRNG_WAKES(SRNG_SLEEPS_FUTEX)) != 0u;
+           ((mode & SRNG_MODE_HELD) == 0u || (mode & SRNG_WAKES(SRNG_SLEEPS_FUTEX)) != 0u);
 }
 #endif
 
@@ -4788,18 +4821,14 @@ static int srng_announce_many(shared_ring_consumer *const *rings, size_t n, int 
     if (!on) return 1;
     SRNG_FENCE();
     for (i = 0; i < n; i++) {
-        const shared_ring_side *s;
-        uint64_t fenceless_for;
         if (rings[i] == SRNG_NULL) continue;
-        s = &rings[i]->s;
-        /* as srng_announce_sleep and srng_fenced_for, but one membarrier for all */
-        fenceless_for = SRNG_LOAD(srng_u64_at(s->region, SRNG_OFF_PRODUCER_FENCELESS_FOR), acquire);
-        if (s->poll_only || (fenceless_for != 0u && fenceless_for != s->attach_id))
-            promised = 0;
-        else if (fenceless_for != 0u && srng_peer_wakes_us(s, srng_u32_at(s->region, SRNG_OFF_PRODUCER_SLEEPING)))
-            barrier = 1;
-        else if (fenceless_for != 0u)
-            promised = 0;
+        /* as srng_announce_sleep, but one membarrier for all */
+        switch (srng_promise(&rings[i]->s, srng_u32_at(rings[i]->s.region,
+                                                       SRNG_OFF_PRODUCER_SLEEPING))) {
+        case SRNG_PROMISED: break;
+        case SRNG_PROMISED_BY_BARRIER: barrier = 1; break;
+        default: promised = 0;
+        }
     }
     return promised && (!barrier || srng_process_barrier());
 }
@@ -4999,17 +5028,25 @@ static int srng_open_set(srng_set *set, shared_ring_consumer *const *rings, size
     return SHARED_RING_OK;
 }
 
-/* Index of a ring whose producer is gone, or -1; *remote: a producer is in another process. */
+/* Does no handle hold the producer's side (its wait_mode word NONE)? */
+static int srng_no_producer(const shared_ring_side *s) {
+    return (SRNG_LOAD(srng_u32_at(s->region, SRNG_OFF_PRODUCER_WAIT_MODE), relaxed) &
+            SRNG_MODE_HELD) == 0u;
+}
+
+/* Index of a ring whose producer is gone, or -1; *look_soon: look again within SRNG_LIVENESS_NS
+   (a producer in another process may die; a ring without one may get one whose wake-ups do not
+   reach us). */
 static int srng_watch_many(shared_ring_consumer *const *rings, size_t n, uint64_t now,
-                           int *remote) {
+                           int *look_soon) {
     size_t i;
-    *remote = 0;
+    *look_soon = 0;
     for (i = 0; i < n; i++) {
         int r;
         if (rings[i] == SRNG_NULL) continue;
         r = srng_watch_peer(&rings[i]->s, now);
         if (r < 0 || (rings[i]->s.peer_gone && !rings[i]->s.gone_told)) return SRNG_CAST(int, i);
-        *remote |= r;
+        *look_soon |= r == 1 || srng_no_producer(&rings[i]->s);
     }
     return -1;
 }
@@ -5049,9 +5086,9 @@ static int srng_wait_many(srng_set *set, uint64_t timeout_ns) {
     for (;;) {
         uint64_t left = SHARED_RING_FOREVER;
         uint32_t bell, rung;
-        int remote;
+        int look_soon;
         /* before timing out too, as srng_block */
-        r = srng_watch_many(rings, n, start + elapsed, &remote);
+        r = srng_watch_many(rings, n, start + elapsed, &look_soon);
         if (r >= 0) break;
         if (timeout_ns != SHARED_RING_FOREVER) {
             if (elapsed >= timeout_ns) {
@@ -5060,7 +5097,7 @@ static int srng_wait_many(srng_set *set, uint64_t timeout_ns) {
             }
             left = timeout_ns - elapsed;
         }
-        if (remote && left > SRNG_LIVENESS_NS) left = SRNG_LIVENESS_NS;
+        if (look_soon && left > SRNG_LIVENESS_NS) left = SRNG_LIVENESS_NS;
         if (first->recheck_ns != 0 && left > first->recheck_ns) left = first->recheck_ns;
         bell = srng_take_bell(rings, n);
         /* A producer of another process may attach meanwhile: its wake-up
@@ -5100,7 +5137,17 @@ static int srng_leave(shared_ring_side *s, uint32_t magic, unsigned id_off,
     srng_drop_peer_fd(s);
     /* Looked at again next to the move: a take-back may have finished during the publish. The
        word, even if equal to ours, is then another handle's. */
-    if (lost || srng_side_lost(s)) s->owner = 0;
+    if (lost || srng_side_lost(s)) {
+        s->owner = 0; /* only dropped: the word there is another handle's */
+    } else {
+        /* HELD -> NONE: our wake-ups leave with us (a peer that trusted them is woken below and
+           sleeps at most SRNG_LIVENESS_NS from now on). CAS: a successor's word, whose attach id
+           differs, stays; release: a peer that sees NONE sees all we published. */
+        srng_au32 *mode = srng_beside(srng_u32_at(s->region, srng_own_sleeping(s)), SRNG_MODE_WORD);
+        uint32_t held = srng_held_mode(s);
+        SRNG_SCHED_POINT("detach: mode");
+        (void)SRNG_CAS(mode, held, 0u);
+    }
     srng_release_side(s, s->region, id_off);
     SRNG_FENCE();
     srng_wake_sleeper_now(s, srng_u32_at(s->region, peer_sleep_off));

@@ -179,6 +179,65 @@ TEST(arm_after_peer_gone_arms_for_the_next_producer_whose_attach_wakes_the_loop)
     CHECK_EQ(shared_ring_detach_producer(&prod), SHARED_RING_OK);
 }
 
+/* A departed side's wake-ups leave with it: its detach takes its wait_mode
+   word to NONE, so a sleeper whose next producer's wake-ups may not reach
+   it (one without hooks, say) sleeps at most 50 ms at a time, never
+   trusting the departed one's hooks for a whole timeout (with recheck_ns
+   off, for ever); nor in 1 ms slices, though that producer had chosen to
+   publish to it without a fence. */
+static uint64_t longest_sleep;
+static void longest_wait(void *user, void *addr, uint32_t expected, uint64_t timeout_ns) {
+    struct timespec d;
+    (void)user, (void)addr, (void)expected;
+    if (timeout_ns > longest_sleep) longest_sleep = timeout_ns;
+    d.tv_sec = 0;
+    d.tv_nsec = (long)(timeout_ns < 10000000u ? timeout_ns : 10000000u);
+    nanosleep(&d, NULL);
+}
+
+TEST(a_sleeper_never_trusts_the_wake_ups_of_a_producer_that_left) {
+    shared_ring_options o = hooked();
+    int got = 0;
+    fresh_region();
+    o.spin_ns = SHARED_RING_OFF;
+    o.recheck_ns = SHARED_RING_OFF;
+    CHECK_EQ(shared_ring_attach_producer(&prod, region, size, &o), SHARED_RING_OK);
+    o.wait = longest_wait;
+    CHECK_EQ(shared_ring_attach_consumer(&cons, region, size, &o), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_write_str(&prod, "m", 0), SHARED_RING_OK); /* chooses: no fence */
+    CHECK_EQ(*(uint64_t *)(void *)(region + SRNG_OFF_PRODUCER_FENCELESS_FOR), cons.s.attach_id);
+    CHECK_EQ(shared_ring_read(&cons, count_message, &got, 0), 1);
+    CHECK_EQ(shared_ring_detach_producer(&prod), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_read(&cons, count_message, &got, 0), SHARED_RING_PEER_GONE);
+    longest_sleep = 0;
+    /* it waits for a new producer up to the timeout, then says so again */
+    CHECK_EQ(shared_ring_read(&cons, count_message, &got, 200000000u), SHARED_RING_PEER_GONE);
+    CHECK_EQ(longest_sleep, 50000000u);
+    CHECK_EQ(shared_ring_detach_consumer(&cons), SHARED_RING_OK);
+}
+
+/* A detach takes back its own wait_mode word only: a take-back that
+   finishes between its last look at the side and its move leaves the new
+   handle's word (same mode, another attach id) as it stored it. */
+static shared_ring_producer successor;
+static void take_the_side_back(void) {
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
+    o.flags = SHARED_RING_TAKE_BACK;
+    if (shared_ring_attach_producer(&successor, region, size, &o) != SHARED_RING_OK) abort();
+}
+
+TEST(a_detach_raced_by_a_take_back_leaves_the_successors_wait_mode) {
+    uint32_t held;
+    fresh_region();
+    CHECK_EQ(shared_ring_attach_producer(&prod, region, size, NULL), SHARED_RING_OK);
+    arm_hook("detach: mode", 0, take_the_side_back);
+    CHECK_EQ(shared_ring_detach_producer(&prod), SHARED_RING_OK);
+    CHECK(hook_step == NULL); /* the take-back ran inside the detach */
+    held = *(uint32_t *)(void *)(region + SRNG_OFF_PRODUCER_WAIT_MODE);
+    CHECK_EQ(held, srng_held_mode(&successor.s));
+    CHECK(held != 0u);
+}
+
 /* 3. fenceless_for names an attach id: a side whose id differs is a new
    peer to the side that chose it. A producer that chose to publish without
    a fence to a consumer that only naps keeps that choice until it sees the
@@ -455,6 +514,8 @@ int main(void) {
     RUN(a_wait_reads_what_a_producer_left_before_it_says_peer_gone);
     RUN(arm_after_peer_gone_arms_for_the_next_producer_whose_attach_wakes_the_loop);
     RUN(arm_over_a_replaced_consumer_is_promised_after_the_producers_next_publish);
+    RUN(a_sleeper_never_trusts_the_wake_ups_of_a_producer_that_left);
+    RUN(a_detach_raced_by_a_take_back_leaves_the_successors_wait_mode);
     RUN(the_peer_fd_of_an_adopted_producer_is_replaced_not_left_readable);
     RUN(an_aligned_claim_that_fits_half_the_ring_fits_at_every_position_of_an_empty_ring);
     RUN(two_openers_sizing_one_new_object_differently_are_not_both_told_ok);

@@ -2999,7 +2999,7 @@ static void setup_poll_only_consumer(void) {
 TEST(a_poll_only_side_says_in_its_wait_mode_that_it_only_naps) {
     setup_poll_only_consumer();
     CHECK_EQ(region_u32(392) & 0xFFu, 0); /* kind 0: never sleeps unbounded */
-    CHECK(region_u32(392) >> 8 == region_u32(520) >> 8); /* makes the same wake-ups */
+    CHECK_EQ(region_u32(392) & 0x7F00u, region_u32(520) & 0x7F00u); /* the same wake-ups */
 }
 
 /* Nobody wakes a side that polls (its producer makes no call for a napper,
@@ -3321,18 +3321,89 @@ TEST(a_producer_publishes_without_a_fence_to_a_poll_only_consumer_in_another_pro
 #endif
 
 /* wait_mode (392 consumer, 520 producer): low byte how the side sleeps
-   (4: in its wait hook), bit 8 + n: it makes wake-up calls of kind n. */
+   (4: in its wait hook), bit 8 + n: it makes wake-up calls of kind n, bit
+   15 HELD, the high half the holder's attach id (776, 648). */
 TEST(attach_says_in_the_region_how_it_sleeps_and_wakes) {
     shared_ring_options o = SHARED_RING_OPTIONS_INIT;
     o.wait = counting_wait;
     o.wake = counting_wake;
     setup(1024, 0);
-    CHECK_EQ(region_u32(392), region_u32(520)); /* one build, one mode */
+    CHECK_EQ(region_u32(392) & 0xFFFFu, region_u32(520) & 0xFFFFu); /* one build, one mode */
+    CHECK((region_u32(392) & 0x8000u) != 0);
+    CHECK_EQ(region_u32(392) >> 16, region_u64(776) & 0xFFFFu);
+    CHECK_EQ(region_u32(520) >> 16, region_u64(648) & 0xFFFFu);
     CHECK((region_u32(392) & 0xFFu) != 4u);
     CHECK_EQ(shared_ring_detach_consumer(&cons), SHARED_RING_OK);
     CHECK_EQ(shared_ring_attach_consumer(&cons, region, region_bytes, &o), SHARED_RING_OK);
     CHECK_EQ(region_u32(392) & 0xFFu, 4u);
     CHECK((region_u32(392) & (0x100u << 4)) != 0);
+}
+
+/* A detach takes its wait_mode word back to NONE (0): its wake-ups leave
+   with it. A handle taken back from leaves its successor's word. */
+TEST(a_detach_leaves_its_wait_mode_none_but_not_a_successors) {
+    shared_ring_producer old;
+    setup(1024, 0);
+    CHECK_EQ(shared_ring_detach_consumer(&cons), SHARED_RING_OK);
+    CHECK_EQ(region_u32(392), 0);
+    old = prod;
+    CHECK_EQ(shared_ring_attach_producer(&prod, region, region_bytes, taking_back()),
+             SHARED_RING_OK);
+    CHECK_EQ(shared_ring_detach_producer(&old), SHARED_RING_OK);
+    CHECK((region_u32(520) & 0x8000u) != 0);
+    CHECK_EQ(region_u32(520) >> 16, region_u64(648) & 0xFFFFu);
+    CHECK_EQ(shared_ring_detach_producer(&prod), SHARED_RING_OK);
+    CHECK_EQ(region_u32(520), 0);
+}
+
+/* No consumer attached is no consumer that naps: a producer that answers
+   the attach of a POLL_ONLY consumer gone since fences (fenceless_for 0). */
+TEST(a_producer_fences_once_the_consumer_that_napped_has_left) {
+    shared_ring_options naps = SHARED_RING_OPTIONS_INIT;
+    naps.flags = SHARED_RING_POLL_ONLY;
+    setup(1024, 0);
+    CHECK_EQ(shared_ring_detach_consumer(&cons), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_consumer(&cons, region, region_bytes, &naps), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_detach_consumer(&cons), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_write_bytes(&prod, "x", 1, 0), SHARED_RING_OK); /* answers its attach */
+    CHECK_EQ(region_u64(536), 0);
+}
+
+/* A consumer that waits for its first producer sleeps at most 50 ms at a
+   time (the producer's attach wakes it, or, if its wake-ups cannot reach
+   it, it finds the producer so), not in 1 ms slices, nor for the whole
+   timeout. */
+TEST(a_consumer_waiting_for_its_first_producer_sleeps_50_ms_at_a_time) {
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
+    shared_ring_stats st = { 0 };
+    o.spin_ns = SHARED_RING_OFF;
+    o.recheck_ns = SHARED_RING_OFF;
+    memset(region, 0, sizeof region);
+    region_bytes = shared_ring_region_size(1024, 0);
+    CHECK_EQ(shared_ring_format(region, region_bytes, 1024, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_consumer(&cons, region, region_bytes, &o), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_wait(&cons, 200000000u), SHARED_RING_TIMEOUT);
+    CHECK_EQ(shared_ring_consumer_stats(&cons, &st), SHARED_RING_OK);
+    /* 200 ms in 50 ms sleeps: 4, or a few more (a sleep cut short); 1 ms
+       slices would take 200, trust in a wake-up 1 */
+    CHECK(st.sleeps >= 3 && st.sleeps <= 12);
+    CHECK_EQ(shared_ring_detach_consumer(&cons), SHARED_RING_OK);
+}
+
+/* arm refuses while the producer attached makes no hook wake-up; once it
+   left, arm arms for the next one (whose attach wakes the loop if it has
+   hooks). */
+TEST(arm_arms_for_the_next_producer_once_one_without_hooks_left) {
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
+    o.wait = counting_wait;
+    o.wake = counting_wake;
+    setup(1024, 0);
+    CHECK_EQ(shared_ring_detach_consumer(&cons), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_consumer(&cons, region, region_bytes, &o), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_arm(&cons), SHARED_RING_ERR_STATE);
+    CHECK_EQ(shared_ring_detach_producer(&prod), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_arm(&cons), SHARED_RING_PEER_GONE);
+    CHECK_EQ(shared_ring_arm(&cons), SHARED_RING_OK);
 }
 
 /* ---- calls from inside callbacks ------------------------------------------
@@ -3723,6 +3794,26 @@ TEST(wait_any_shorter_than_its_spin_reports_the_ring_whose_producer_left) {
     setup_set(3, 50000);
     CHECK_EQ(shared_ring_detach_producer(&set_prod[1]), SHARED_RING_OK);
     CHECK_EQ(shared_ring_wait_any(set, 3, 20000), 1);
+}
+
+/* A ring whose producer left has no one to wake the set, and the next
+   producer's wake-ups may not reach it: the set sleeps at most 50 ms at a
+   time (in one futex_waitv), not in 1 ms slices, nor for the timeout. */
+TEST(wait_any_over_a_ring_whose_producer_left_sleeps_50_ms_at_a_time) {
+    shared_ring_stats before = { 0 }, after = { 0 };
+    if (syscall(SYS_futex_waitv, NULL, 0, 0, NULL, 0) == -1 && errno == ENOSYS) {
+        printf("  (skipped: no futex_waitv here)\n");
+        return;
+    }
+    setup_set(3, 0);
+    CHECK_EQ(shared_ring_detach_producer(&set_prod[1]), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_wait_any(set, 3, 1000), 1);
+    CHECK_EQ(shared_ring_wait(set[1], 0), SHARED_RING_PEER_GONE); /* said: no longer ready */
+    CHECK_EQ(shared_ring_consumer_stats(set[0], &before), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_wait_any(set, 3, 200000000u), SHARED_RING_TIMEOUT);
+    CHECK_EQ(shared_ring_consumer_stats(set[0], &after), SHARED_RING_OK);
+    /* as for one ring: 4 sleeps, or a few more; not 200, not 1 */
+    CHECK(after.sleeps - before.sleeps >= 3 && after.sleeps - before.sleeps <= 12);
 }
 
 TEST(wait_any_returns_the_index_of_the_ring_that_has_a_message) {
@@ -4272,6 +4363,10 @@ int main(void) {
     RUN(a_write_pos_beyond_a_capacity_is_corrupt_even_with_a_message_to_read);
 #endif
     RUN(a_poll_only_side_says_in_its_wait_mode_that_it_only_naps);
+    RUN(a_detach_leaves_its_wait_mode_none_but_not_a_successors);
+    RUN(a_producer_fences_once_the_consumer_that_napped_has_left);
+    RUN(a_consumer_waiting_for_its_first_producer_sleeps_50_ms_at_a_time);
+    RUN(arm_arms_for_the_next_producer_once_one_without_hooks_left);
     RUN(a_poll_only_consumer_finds_a_message_by_napping_with_recheck_off);
     RUN(a_poll_only_consumer_in_wait_any_finds_a_message_by_napping);
     RUN(poll_only_with_wait_and_wake_hooks_is_refused);
@@ -4329,6 +4424,7 @@ int main(void) {
     RUN(producer_blocked_forever_is_woken_when_the_consumer_finds_corruption);
     RUN(producer_notices_corruption_within_one_capacity_of_writes);
     RUN(flush_and_close_report_corruption_the_consumer_found);
+    RUN(wait_any_over_a_ring_whose_producer_left_sleeps_50_ms_at_a_time);
     RUN(wait_any_returns_the_index_of_the_ring_that_has_a_message);
     RUN(wait_any_shorter_than_its_spin_reports_the_ring_whose_producer_left);
     RUN(wait_any_with_nothing_ready_says_empty_or_times_out);
