@@ -252,6 +252,9 @@
    whose peer makes no call that reaches it sleeps in 1 ms slices (tests/mixed_builds.c). While no
    handle holds the peer's side, it sleeps at most 50 ms at a time: the next peer's attach wakes it
    if its calls reach it, and if not it finds that peer so (a detach takes its word back to NONE).
+   Not covered: a peer that replaces a live handle (SHARED_RING_TAKE_BACK) or a dead one whose death
+   the sleeper cannot judge, built so that its calls do not reach the sleep: that sleeper looks
+   again only at recheck_ns (keep it on when builds mix).
 
    A safety net. No wake-up is expected to be lost, but one sleep lasts at most recheck_ns (default
    250 ms) before the waiter looks again: should a wake-up ever fail to come, the wait goes on late
@@ -317,7 +320,8 @@
      timeout) rather than be judged on a guess (docs/processes.md). Do not close descriptors you
      did not open (closefrom) while attached: the lock lives in one.
    - A peer that leaves tells the other: a detach wakes the peer, whose waits (between threads too)
-     return what was published, then PEER_GONE. A crash, told by the kernel: the consumer gets
+     return what was published, then PEER_GONE (also after a peer that came and went between two
+     looks, and one built without identities). A crash, told by the kernel: the consumer gets
      every message published before it, then CLOSED if the producer had closed, else PEER_GONE from
      its waits within 50 ms (also FOREVER waits: such a sleep is cut into 50 ms slices, and the
      lock tested between them; never per message); a producer's write that waits returns PEER_GONE,
@@ -633,6 +637,9 @@ typedef struct shared_ring_side {
     uint64_t barrier_peer; /* the peer attach id `fenceless` was chosen for */
     uint64_t check_at;  /* clock time of the next peer liveness check */
     uint64_t peer_owner; /* the peer's owner word at that check */
+    uint64_t peer_attach; /* the peer's attach id as last taken in ... */
+    uint32_t peer_held;   /* ... and whether its side was held then */
+    uint32_t srng_pad;    /* (one size on every ABI) */
     int lock_fd;         /* our description of the region's file, holding
                             our side's lock (-1: none) */
     int peer_fd;         /* a pidfd of the peer's process, for event loops
@@ -2771,10 +2778,12 @@ static unsigned srng_peer_id(const shared_ring_side *s) {
     return s->magic == SRNG_PRODUCER_MAGIC ? SRNG_OFF_CONSUMER_ID : SRNG_OFF_PRODUCER_ID;
 }
 
-/* Is the side no longer ours (a child adopted it, or another handle took it back)? The attach id
-   too: a handle of this process that took the side back without a lock holds the same word. */
+/* Is the side no longer ours (a child adopted it, another handle took it back, or the region was
+   formatted anew: attach ids start again, so a new handle may hold our id)? The attach id too: a
+   handle of this process that took the side back without a lock holds the same word. */
 static int srng_side_lost(const shared_ring_side *s) {
     unsigned own_id = s->magic == SRNG_PRODUCER_MAGIC ? SRNG_OFF_PRODUCER_ID : SRNG_OFF_CONSUMER_ID;
+    if (srng_id_field(s->region, SRNG_OFF_RING_ID) != s->ring_id) return 1; /* formatted anew */
     return s->owner != 0u && (srng_owner_load(s->region, own_id) != s->owner ||
                               srng_id_field(s->region, own_id + SRNG_ID_ATTACH) != s->attach_id);
 }
@@ -2818,6 +2827,41 @@ static void srng_note_peer(shared_ring_side *s, uint64_t owner, uint64_t now) {
     if (!s->peer_gone) s->gone_told = 0; /* a death already told is not news */
     s->peer_gone = 1;
     s->peer_owner = 0;
+}
+
+/* The same news from the peer's attach id and wait_mode word, which every build writes (a peer
+   without identities has no owner word), and which tell what the owner word cannot: a peer that
+   attached after our last look and left before this one (its id new, its word NONE). The id is
+   loaded first (acquire): its holder stored HELD before it, so a NONE loaded after it is that
+   holder's detach or a later one's. 0: no news; SRNG_ARRIVED: a peer not taken in yet holds the
+   side; SRNG_LEFT: the peer taken in, or one never seen, left. */
+enum { SRNG_ARRIVED = 1, SRNG_LEFT = 2 };
+static int srng_side_news(const shared_ring_side *s, unsigned peer, uint64_t *id,
+                          uint32_t *held) {
+    unsigned mode_off = peer == SRNG_OFF_PRODUCER_ID ? SRNG_OFF_PRODUCER_WAIT_MODE
+                                                     : SRNG_OFF_CONSUMER_WAIT_MODE;
+    *id = SRNG_LOAD(srng_u64_at(s->region, peer + SRNG_ID_ATTACH), acquire);
+    *held = (SRNG_LOAD(srng_u32_at(s->region, mode_off), acquire) & SRNG_MODE_HELD) != 0u;
+    if (*held) return *id != s->peer_attach || !s->peer_held ? SRNG_ARRIVED : 0;
+    return *id != s->peer_attach || s->peer_held ? SRNG_LEFT : 0; /* else: taken in already */
+}
+
+/* Take it in. A departure of a peer never seen is news; one the owner word told is not again. */
+static void srng_note_side(shared_ring_side *s, uint64_t now) {
+    uint64_t id;
+    uint32_t held;
+    int news = srng_side_news(s, srng_peer_id(s), &id, &held);
+    int unseen = id != s->peer_attach;
+    s->peer_attach = id;
+    s->peer_held = held;
+    if (news == SRNG_ARRIVED) {
+        s->peer_gone = 0;
+        s->gone_told = 0;
+        s->check_at = now;
+    } else if (news == SRNG_LEFT) {
+        if (unseen || !s->peer_gone) s->gone_told = 0;
+        s->peer_gone = 1;
+    }
 }
 
 /* ---- the peer's death as a descriptor (event loops) ---------------------- */
@@ -2919,6 +2963,7 @@ static int srng_watch_peer(shared_ring_side *s, uint64_t now) {
     if (r != SHARED_RING_OK) return r;
     owner = srng_owner_load(s->region, peer);
     srng_note_peer(s, owner, now);
+    srng_note_side(s, now);
     owner = s->peer_owner;
     /* our own word (pid and number): a peer in this process, whose death would be ours */
     if (s->owner == 0 || owner == 0 || srng_same_owner(owner, s->owner)) return 0;
@@ -2927,21 +2972,24 @@ static int srng_watch_peer(shared_ring_side *s, uint64_t now) {
         return 1;
     }
     if (now - s->check_at < (SRNG_CAST(uint64_t, 1) << 63)) { /* now >= check_at */
-        s->peer_gone = SRNG_CAST(uint32_t, srng_gone(s->region, peer, owner, s->lock_fd, 0));
+        /* never back to 0: a departure the side's words told stays told */
+        if (srng_gone(s->region, peer, owner, s->lock_fd, 0)) s->peer_gone = 1;
         s->check_at = now + SRNG_LIVENESS_NS;
     }
     return 1;
 }
 
-/* What a non-waiting call learns of its peer: its word's news (one load: a detach, or a new
+/* What a non-waiting call learns of its peer: its words' news (three loads: a detach, or a new
    peer judged at the next wait) and, if a peer fd fired, its death (others only a wait sees). A
-   real-time side polls no fd: one load, no system call, no clock. Returns 1 if the peer left. */
+   real-time side polls no fd: loads only, no system call, no clock. Returns 1 if the peer left. */
 static int srng_peer_left(shared_ring_side *s) {
     uint64_t owner = srng_owner_load(s->region, srng_peer_id(s));
-    if (srng_peer_exited(s))
+    if (srng_peer_exited(s)) {
         (void)srng_watch_peer(s, SHARED_RING_NOW_NS());
-    else
+    } else {
         srng_note_peer(s, owner, 0u);
+        srng_note_side(s, 0u);
+    }
     return s->peer_gone != 0;
 }
 
@@ -3104,21 +3152,22 @@ static int srng_unanswered(const shared_ring_side *s, srng_au32 *peer) {
 
 /* What a sleeper's announcement (made, and fenced) needs to be certain that the peer's next look
    sees it, by the peer's fenceless_for and wait_mode. SRNG_PROMISED: nothing (fenceless_for 0: it
-   fences; or no handle holds its side: a successor's attach fences before it looks at our word).
-   SRNG_PROMISED_BY_BARRIER: our membarrier (our attach id: it publishes to us without a fence).
-   SRNG_UNPROMISED: we only nap (POLL_ONLY); another id (it chose for a side before us:
-   srng_unanswered); or no wake-up call of its reaches us anyway (real-time, say: not worth
-   interrupting its CPUs). */
+   fences; or no handle holds its side, whatever its fenceless_for says: a successor's attach
+   chooses and fences before it looks at our word). SRNG_PROMISED_BY_BARRIER: our membarrier (our
+   attach id: it publishes to us without a fence). SRNG_UNPROMISED: we only nap (POLL_ONLY);
+   another id (it chose for a side before us: srng_unanswered); or no wake-up call of its reaches
+   us anyway (real-time, say: not worth interrupting its CPUs). */
 enum { SRNG_UNPROMISED, SRNG_PROMISED, SRNG_PROMISED_BY_BARRIER };
 static int srng_promise(const shared_ring_side *s, srng_au32 *peer) {
     uint64_t fenceless_for = SRNG_LOAD(srng_fenceless_for(peer), acquire);
     uint32_t mode;
     if (s->poll_only) return SRNG_UNPROMISED; /* nobody promises a napper anything */
     if (fenceless_for == 0u) return SRNG_PROMISED;
-    if (fenceless_for != s->attach_id) return SRNG_UNPROMISED;
-    /* acquire: a peer that left published everything before its NONE */
+    /* acquire: a peer that left published everything before its NONE; whatever it chose, its
+       successor's attach chooses anew before it looks at our word */
     mode = SRNG_LOAD(srng_beside(peer, SRNG_MODE_WORD), acquire);
     if ((mode & SRNG_MODE_HELD) == 0u) return SRNG_PROMISED;
+    if (fenceless_for != s->attach_id) return SRNG_UNPROMISED;
     return (mode & SRNG_WAKES(srng_wait_mode(s) & 0xFFu)) != 0u ? SRNG_PROMISED_BY_BARRIER
                                                                : SRNG_UNPROMISED;
 }
@@ -3180,7 +3229,8 @@ static int srng_block(shared_ring_side *s, srng_au32 *word, srng_au32 *peer, srn
                       void *ctx, uint64_t timeout_ns) {
     srng_au32 *peer_mode = srng_beside(peer, SRNG_MODE_WORD);
     unsigned peer_id = srng_peer_id(s);
-    uint64_t start, elapsed = 0, slept_at;
+    uint64_t start, elapsed = 0, slept_at, seen_id;
+    uint32_t seen_held;
     int capped;
     /* A cheap look first: the caller often finds what it waits for. */
     int r = ready(ctx, 0);
@@ -3236,8 +3286,10 @@ static int srng_block(shared_ring_side *s, srng_au32 *word, srng_au32 *peer, srn
             left = SRNG_SLICE_NS;
         r = ready(ctx, 1);
         if (r != 0) break;
-        /* a detach after our look: its wake-up may have missed us */
-        if (srng_peer_news(s, srng_owner_load(s->region, peer_id))) continue;
+        /* a detach after our look (its word NONE before its owner word FREE): its wake-up may
+           have missed us */
+        SRNG_SCHED_POINT("sleep: last look");
+        if (srng_side_news(s, peer_id, &seen_id, &seen_held) != 0) continue;
         slept_at = capped ? SHARED_RING_NOW_NS() : 0;
         srng_sleep(s, word, SRNG_LOAD(peer_mode, relaxed), left);
         r = ready(ctx, 1);
@@ -3269,6 +3321,21 @@ static void srng_wake_sleeper_now(shared_ring_side *s, srng_au32 *word) {
     if (was == 1u && SRNG_OS_SLEEP != SRNG_SLEEPS_NAPS) {
         s->stats.wakes++;
         srng_os_wake(word); /* the call they would not make */
+    }
+}
+
+/* A detach's wake-up: a sleeper's 1 swapped out and woken the way it sleeps (even from a real-time
+   side, as srng_wake_sleeper_now), but no barrier chosen: the side is no longer ours, and a choice
+   stored now could land over a successor's. A 2 (an attach's "look at me") stays for the next
+   producer or consumer to answer. */
+static void srng_wake_departing(shared_ring_side *s, srng_au32 *word) {
+    uint32_t asleep = 1u;
+    if (!SRNG_CAS(word, asleep, 0u)) return;
+    if (!s->realtime) {
+        srng_wake(s, word);
+    } else if (SRNG_OS_SLEEP != SRNG_SLEEPS_NAPS) {
+        s->stats.wakes++;
+        srng_os_wake(word); /* the call a real-time side would not make */
     }
 }
 
@@ -3381,6 +3448,7 @@ static shared_ring_options srng_resolve_options(const shared_ring_options *given
 static int srng_attach_side(shared_ring_side *s, void *region, size_t region_size,
                             const shared_ring_options *opt, unsigned id_off) {
     unsigned char *r8 = SRNG_CAST(unsigned char *, region);
+    unsigned peer_off;
     srng_geometry g;
     int r;
     memset(&g, 0, sizeof g); /* set on every path that uses it; gcc -O3 cannot tell */
@@ -3425,11 +3493,10 @@ static int srng_attach_side(shared_ring_side *s, void *region, size_t region_siz
     s->ring_id = SRNG_LOAD(srng_u64_at(s->region, SRNG_OFF_RING_ID), relaxed);
     SRNG_SCHED_POINT("load ring id");
     s->attach_id = srng_next_attach_id(s->region); /* published by srng_announce_mode */
-    /* a peer attached now that leaves later has left */
-    srng_note_peer(s,
-                   srng_owner_load(s->region, id_off == SRNG_OFF_PRODUCER_ID ? SRNG_OFF_CONSUMER_ID
-                                                                             : SRNG_OFF_PRODUCER_ID),
-                   0u);
+    /* a peer attached now that leaves later has left; one gone before us never was our peer */
+    peer_off = id_off == SRNG_OFF_PRODUCER_ID ? SRNG_OFF_CONSUMER_ID : SRNG_OFF_PRODUCER_ID;
+    srng_note_peer(s, srng_owner_load(s->region, peer_off), 0u);
+    (void)srng_side_news(s, peer_off, &s->peer_attach, &s->peer_held);
     s->data = s->region + SHARED_RING_HEADER_SIZE;
     s->capacity = g.capacity;
     s->mask = g.capacity - 1u;
@@ -4686,7 +4753,8 @@ SHARED_RING_API int shared_ring_peek(shared_ring_consumer *c, shared_ring_messag
 
 SHARED_RING_API int shared_ring_arm(shared_ring_consumer *c) {
     srng_au32 *word, *peer;
-    uint32_t mode;
+    uint64_t id;
+    uint32_t mode, held;
     int r = srng_consumer_ok(c);
     if (r != SHARED_RING_OK) return r;
     if (c->s.wake == SRNG_NULL) /* the producer could not reach us */
@@ -4700,6 +4768,7 @@ SHARED_RING_API int shared_ring_arm(shared_ring_consumer *c) {
        once; after that arm for the next producer, whose attach wakes us. */
     r = srng_watch_peer(&c->s, SHARED_RING_NOW_NS());
     if (r < 0) return r;
+    SRNG_SCHED_POINT("arm: watched");
     if (c->s.peer_gone && !c->s.gone_told) return srng_report_departure(c);
     /* A producer attached without hooks makes no wake-up that reaches the loop. (None attached:
        the next one's attach wakes the loop if it has hooks.) */
@@ -4719,6 +4788,8 @@ SHARED_RING_API int shared_ring_arm(shared_ring_consumer *c) {
         return 1;
     }
     r = srng_data_ready(c, 1);
+    /* srng_block's last look: a producer that came or left since our watch says so next call */
+    if (r == 0 && srng_side_news(&c->s, SRNG_OFF_PRODUCER_ID, &id, &held) != 0) r = 1;
     if (r != 0) srng_withdraw(&c->s, word, peer);
     return r;
 }
@@ -4791,6 +4862,12 @@ static int srng_set_ready(void *ctx, int thorough) {
     (defined(SYS_clock_gettime64) || defined(__LP64__) || (defined(__x86_64__) && defined(__ILP32__)))
 #define SRNG_HAVE_WAITV 1
 #endif
+
+/* Does no handle hold the producer's side (its wait_mode word NONE)? */
+static int srng_no_producer(const shared_ring_side *s) {
+    return (SRNG_LOAD(srng_u32_at(s->region, SRNG_OFF_PRODUCER_WAIT_MODE), relaxed) &
+            SRNG_MODE_HELD) == 0u;
+}
 
 #if defined(SRNG_HAVE_WAITV) || defined(SRNG_HAVE_BELLS)
 /* Do the producer's futex wake-ups reach our sleep? (Not in a wait hook, nor if it makes none.)
@@ -4925,7 +5002,7 @@ static uint32_t srng_take_bell(shared_ring_consumer *const *rings, size_t n) {
     mine = srng_my_word();
     for (i = 0; i < n; i++) {
         const unsigned char *region;
-        if (rings[i] == SRNG_NULL) continue;
+        if (rings[i] == SRNG_NULL || srng_no_producer(&rings[i]->s)) continue; /* 50 ms looks */
         region = rings[i]->s.region;
         if (!srng_futex_wakes_reach(&rings[i]->s) ||
             !srng_held_by(region, SRNG_OFF_PRODUCER_ID, mine, &here) ||
@@ -5028,10 +5105,16 @@ static int srng_open_set(srng_set *set, shared_ring_consumer *const *rings, size
     return SHARED_RING_OK;
 }
 
-/* Does no handle hold the producer's side (its wait_mode word NONE)? */
-static int srng_no_producer(const shared_ring_side *s) {
-    return (SRNG_LOAD(srng_u32_at(s->region, SRNG_OFF_PRODUCER_WAIT_MODE), relaxed) &
-            SRNG_MODE_HELD) == 0u;
+/* Has any ring's producer side news since the set's last watch (srng_side_news)? */
+static int srng_any_side_news(shared_ring_consumer *const *rings, size_t n) {
+    uint64_t id;
+    uint32_t held;
+    size_t i;
+    for (i = 0; i < n; i++)
+        if (rings[i] != SRNG_NULL &&
+            srng_side_news(&rings[i]->s, SRNG_OFF_PRODUCER_ID, &id, &held) != 0)
+            return 1;
+    return 0;
 }
 
 /* Index of a ring whose producer is gone, or -1; *look_soon: look again within SRNG_LIVENESS_NS
@@ -5090,6 +5173,7 @@ static int srng_wait_many(srng_set *set, uint64_t timeout_ns) {
         /* before timing out too, as srng_block */
         r = srng_watch_many(rings, n, start + elapsed, &look_soon);
         if (r >= 0) break;
+        SRNG_SCHED_POINT("wait_any: watched");
         if (timeout_ns != SHARED_RING_FOREVER) {
             if (elapsed >= timeout_ns) {
                 r = srng_refuse(SHARED_RING_TIMEOUT, "no ring had a message within the timeout");
@@ -5106,6 +5190,10 @@ static int srng_wait_many(srng_set *set, uint64_t timeout_ns) {
         if (!srng_announce_many(rings, n, 1) && left > SRNG_SLICE_NS) left = SRNG_SLICE_NS;
         rung = srng_bell_count(bell);
         r = srng_any_ready(set, 1);
+        if (r == SHARED_RING_EMPTY && srng_any_side_news(rings, n)) {
+            srng_give_back_bell(rings, n, bell);
+            continue; /* srng_block's last look: a producer came or left since our watch */
+        }
         if (r == SHARED_RING_EMPTY) {
             srng_sleep_many(rings, n, first, left, bell, rung);
             r = srng_any_ready(set, 1);
@@ -5150,7 +5238,7 @@ static int srng_leave(shared_ring_side *s, uint32_t magic, unsigned id_off,
     }
     srng_release_side(s, s->region, id_off);
     SRNG_FENCE();
-    srng_wake_sleeper_now(s, srng_u32_at(s->region, peer_sleep_off));
+    srng_wake_departing(s, srng_u32_at(s->region, peer_sleep_off));
     return SHARED_RING_OK;
 }
 

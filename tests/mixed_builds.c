@@ -23,7 +23,7 @@
 
 static const ring_build default_build = { "default", shared_ring_attach_producer,
                                           shared_ring_attach_consumer, shared_ring_write_bytes,
-                                          shared_ring_read };
+                                          shared_ring_read, shared_ring_detach_producer };
 
 /* Wait hooks the way a user would write them over a condition variable. */
 static pthread_mutex_t hook_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -198,7 +198,30 @@ TEST(producer_of_every_build_is_woken_by_a_consumer_of_every_build) {
     check_every_pair(&d);
 }
 
+/* A producer built without identities never writes its owner word: its
+   departure is read from its attach id and wait_mode word, which every
+   build writes. Alive, it is no departure; detached, it is one; the next
+   one is a peer again. */
+TEST(a_producer_without_identities_is_gone_only_once_it_detached) {
+    shared_ring_options co = options_of(&flavours[0]), po = options_of(&flavours[1]);
+    int got = 0;
+    CHECK_EQ(shared_ring_format(region, sizeof region, CAPACITY, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_consumer(&cons, region, sizeof region, &co), SHARED_RING_OK);
+    CHECK_EQ(no_os_wait_build.attach_producer(&prod, region, sizeof region, &po), SHARED_RING_OK);
+    CHECK_EQ(no_os_wait_build.write_bytes(&prod, "m", 1, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_read(&cons, count_message, &got, 1000000000u), 1);
+    CHECK_EQ(shared_ring_read(&cons, count_message, &got, 20000000u), SHARED_RING_TIMEOUT);
+    CHECK_EQ(no_os_wait_build.detach_producer(&prod), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_read(&cons, count_message, &got, 1000000000u), SHARED_RING_PEER_GONE);
+    /* the next one is a peer again: a wait that finds nothing times out */
+    CHECK_EQ(no_os_wait_build.attach_producer(&prod, region, sizeof region, &po), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_read(&cons, count_message, &got, 20000000u), SHARED_RING_TIMEOUT);
+    CHECK_EQ(no_os_wait_build.detach_producer(&prod), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_detach_consumer(&cons), SHARED_RING_OK);
+}
+
 int main(void) {
+    RUN(a_producer_without_identities_is_gone_only_once_it_detached);
     RUN(consumer_of_every_build_is_woken_by_a_producer_of_every_build);
     RUN(producer_of_every_build_is_woken_by_a_consumer_of_every_build);
     return harness_summary("mixed builds");

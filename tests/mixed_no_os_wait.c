@@ -8,4 +8,4 @@
 
 const ring_build no_os_wait_build = { "no-os-wait", shared_ring_attach_producer,
                                       shared_ring_attach_consumer, shared_ring_write_bytes,
-                                      shared_ring_read };
+                                      shared_ring_read, shared_ring_detach_producer };

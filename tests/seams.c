@@ -238,6 +238,120 @@ TEST(a_detach_raced_by_a_take_back_leaves_the_successors_wait_mode) {
     CHECK(held != 0u);
 }
 
+/* A producer that comes and goes between a wait's last look at the
+   records and its sleep is heard before the sleep (its attach id new, its
+   wait_mode word NONE): PEER_GONE without sleeping, where the wake-up of a
+   departing peer built otherwise might never reach the sleep. */
+static void come_and_go(void) {
+    if (shared_ring_attach_producer(&prod, region, size, NULL) != SHARED_RING_OK ||
+        shared_ring_detach_producer(&prod) != SHARED_RING_OK)
+        abort();
+}
+
+TEST(a_producer_that_comes_and_goes_as_a_wait_goes_to_sleep_is_heard_before_the_sleep) {
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
+    shared_ring_stats st = { 0 };
+    o.spin_ns = SHARED_RING_OFF;
+    fresh_region();
+    CHECK_EQ(shared_ring_attach_consumer(&cons, region, size, &o), SHARED_RING_OK);
+    arm_hook("sleep: last look", 0, come_and_go);
+    CHECK_EQ(shared_ring_wait(&cons, 1000000000u), SHARED_RING_PEER_GONE);
+    CHECK(hook_step == NULL);
+    CHECK_EQ(shared_ring_consumer_stats(&cons, &st), SHARED_RING_OK);
+    CHECK_EQ(st.sleeps, 0);
+    CHECK_EQ(shared_ring_detach_consumer(&cons), SHARED_RING_OK);
+}
+
+/* A producer that detaches after wait_any's look at the producers, before
+   the set announces itself asleep, finds no sleeper to wake: the set's
+   last look, after its announcement, hears it (its word NONE) and says so
+   without sleeping. Likewise arm: it says 1 (look again), not "armed". */
+static unsigned char *region2;
+static shared_ring_producer prod2;
+static shared_ring_consumer cons2;
+static void detach_the_first_producer(void) {
+    if (shared_ring_detach_producer(&prod) != SHARED_RING_OK) abort();
+}
+
+TEST(wait_any_hears_a_producer_that_left_before_the_set_announced_its_sleep) {
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
+    shared_ring_consumer *set[2] = { &cons, &cons2 };
+    shared_ring_stats st = { 0 };
+    o.spin_ns = SHARED_RING_OFF;
+    fresh_region();
+    if (region2 == NULL) {
+        region2 = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        if (region2 == MAP_FAILED) abort();
+    }
+    CHECK_EQ(shared_ring_format(region2, size, CAPACITY, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_producer(&prod, region, size, NULL), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_producer(&prod2, region2, size, NULL), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_consumer(&cons, region, size, &o), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_consumer(&cons2, region2, size, &o), SHARED_RING_OK);
+    arm_hook("wait_any: watched", 0, detach_the_first_producer);
+    CHECK_EQ(shared_ring_wait_any(set, 2, 300000000u), 0);
+    CHECK(hook_step == NULL);
+    CHECK_EQ(shared_ring_consumer_stats(&cons, &st), SHARED_RING_OK);
+    CHECK_EQ(st.sleeps, 0);
+    CHECK_EQ(shared_ring_wait(&cons, 0), SHARED_RING_PEER_GONE);
+    CHECK_EQ(shared_ring_detach_consumer(&cons), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_detach_consumer(&cons2), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_detach_producer(&prod2), SHARED_RING_OK);
+}
+
+TEST(arm_hears_a_producer_that_left_before_it_announced_the_sleep) {
+    shared_ring_options o = hooked();
+    int got = 0;
+    fresh_region();
+    CHECK_EQ(shared_ring_attach_producer(&prod, region, size, &o), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_consumer(&cons, region, size, &o), SHARED_RING_OK);
+    arm_hook("arm: watched", 0, detach_the_first_producer);
+    CHECK_EQ(shared_ring_arm(&cons), 1); /* look again: not armed */
+    CHECK(hook_step == NULL);
+    CHECK_EQ(shared_ring_read_some(&cons, count_message, &got), SHARED_RING_PEER_GONE);
+    CHECK_EQ(shared_ring_detach_consumer(&cons), SHARED_RING_OK);
+}
+
+/* A departure the peer's side words tell is not taken back by the liveness
+   judgement of the same look, which finds the peer's process alive (it
+   only detached): the wait says PEER_GONE at once, without a sleep. The
+   producer is a child; it detaches between the wait's load of its owner
+   word (still ATTACHED) and the load of its wait_mode word (NONE). */
+static int go_pipe[2], done_pipe[2];
+static void the_child_detaches(void) {
+    char c = 1;
+    if (write(go_pipe[1], &c, 1) != 1 || read(done_pipe[0], &c, 1) != 1) abort();
+}
+
+TEST(a_departure_the_side_words_tell_is_not_taken_back_by_a_liveness_judgement) {
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
+    shared_ring_stats st = { 0 };
+    pid_t pid;
+    char c = 1;
+    o.spin_ns = SHARED_RING_OFF;
+    fresh_region();
+    if (pipe(go_pipe) != 0 || pipe(done_pipe) != 0) abort();
+    pid = fork();
+    if (pid == 0) {
+        if (shared_ring_attach_producer(&prod, region, size, NULL) != SHARED_RING_OK) _exit(1);
+        if (write(done_pipe[1], &c, 1) != 1 || read(go_pipe[0], &c, 1) != 1) _exit(2);
+        if (shared_ring_detach_producer(&prod) != SHARED_RING_OK) _exit(3);
+        if (write(done_pipe[1], &c, 1) != 1) _exit(4);
+        for (;;) pause(); /* alive until killed */
+    }
+    CHECK(read(done_pipe[0], &c, 1) == 1); /* attached */
+    CHECK_EQ(shared_ring_attach_consumer(&cons, region, size, &o), SHARED_RING_OK);
+    arm_hook("load owner", 0, the_child_detaches);
+    CHECK_EQ(shared_ring_wait(&cons, 1000000000u), SHARED_RING_PEER_GONE);
+    CHECK(hook_step == NULL);
+    CHECK_EQ(shared_ring_consumer_stats(&cons, &st), SHARED_RING_OK);
+    CHECK_EQ(st.sleeps, 0);
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    CHECK_EQ(shared_ring_detach_consumer(&cons), SHARED_RING_OK);
+    close(go_pipe[0]), close(go_pipe[1]), close(done_pipe[0]), close(done_pipe[1]);
+}
+
 /* 3. fenceless_for names an attach id: a side whose id differs is a new
    peer to the side that chose it. A producer that chose to publish without
    a fence to a consumer that only naps keeps that choice until it sees the
@@ -516,6 +630,10 @@ int main(void) {
     RUN(arm_over_a_replaced_consumer_is_promised_after_the_producers_next_publish);
     RUN(a_sleeper_never_trusts_the_wake_ups_of_a_producer_that_left);
     RUN(a_detach_raced_by_a_take_back_leaves_the_successors_wait_mode);
+    RUN(a_producer_that_comes_and_goes_as_a_wait_goes_to_sleep_is_heard_before_the_sleep);
+    RUN(wait_any_hears_a_producer_that_left_before_the_set_announced_its_sleep);
+    RUN(arm_hears_a_producer_that_left_before_it_announced_the_sleep);
+    RUN(a_departure_the_side_words_tell_is_not_taken_back_by_a_liveness_judgement);
     RUN(the_peer_fd_of_an_adopted_producer_is_replaced_not_left_readable);
     RUN(an_aligned_claim_that_fits_half_the_ring_fits_at_every_position_of_an_empty_ring);
     RUN(two_openers_sizing_one_new_object_differently_are_not_both_told_ok);

@@ -3140,6 +3140,47 @@ TEST(a_producer_blocked_forever_hears_peer_gone_when_the_consumer_detaches) {
     pthread_join(t, NULL);
 }
 
+/* A producer that attached after the consumer and left before the
+   consumer's next look was never seen attached: its attach id, new, and
+   its wait_mode word, NONE, tell. Its messages come first, then PEER_GONE;
+   the next such producer is news again. */
+TEST(a_producer_that_came_and_went_between_two_looks_is_heard_gone) {
+    uint64_t start;
+    seen s;
+    memset(region, 0xAB, sizeof region);
+    region_bytes = shared_ring_region_size(1024, 0);
+    CHECK_EQ(shared_ring_format(region, region_bytes, 1024, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_consumer(&cons, region, region_bytes, NULL), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_producer(&prod, region, region_bytes, NULL), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_write_bytes(&prod, "ab", 2, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_detach_producer(&prod), SHARED_RING_OK);
+    memset(&s, 0, sizeof s);
+    CHECK_EQ(shared_ring_read(&cons, record_message, &s, 1000000000u), 1);
+    CHECK_EQ(shared_ring_read(&cons, record_message, &s, 1000000000u), SHARED_RING_PEER_GONE);
+    CHECK_EQ(drain(&s), SHARED_RING_PEER_GONE); /* said again, until a new producer */
+    CHECK_EQ(shared_ring_attach_producer(&prod, region, region_bytes, NULL), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_write_bytes(&prod, "c", 1, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_detach_producer(&prod), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_read(&cons, record_message, &s, 1000000000u), 1);
+    start = test_now_ns();
+    CHECK_EQ(shared_ring_read(&cons, record_message, &s, 1000000000u), SHARED_RING_PEER_GONE);
+    CHECK(test_now_ns() - start < 500000000u); /* at once, not at the timeout */
+    CHECK(s.text_len == 1 && s.text[0] == 'c'); /* drain started s afresh */
+}
+
+/* One that left before the consumer attached never was its peer. */
+TEST(a_producer_that_left_before_the_consumer_attached_is_no_departure) {
+    seen s;
+    memset(region, 0xAB, sizeof region);
+    region_bytes = shared_ring_region_size(1024, 0);
+    CHECK_EQ(shared_ring_format(region, region_bytes, 1024, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_producer(&prod, region, region_bytes, NULL), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_detach_producer(&prod), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_consumer(&cons, region, region_bytes, NULL), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_read(&cons, record_message, &s, 10000000u), SHARED_RING_TIMEOUT);
+    CHECK_EQ(drain(&s), SHARED_RING_EMPTY);
+}
+
 TEST(a_consumer_hears_the_messages_then_peer_gone_when_the_producer_detaches) {
     shared_ring_options o = SHARED_RING_OPTIONS_INIT;
     pthread_t t;
@@ -3388,6 +3429,64 @@ TEST(a_consumer_waiting_for_its_first_producer_sleeps_50_ms_at_a_time) {
        slices would take 200, trust in a wake-up 1 */
     CHECK(st.sleeps >= 3 && st.sleeps <= 12);
     CHECK_EQ(shared_ring_detach_consumer(&cons), SHARED_RING_OK);
+}
+
+/* A producer that chose to publish without a fence for one consumer and
+   then left promises the next consumer nothing, and takes nothing from it
+   either: that consumer waits for a new producer 50 ms at a time, not in
+   1 ms slices (whose choice it would wait for). */
+TEST(a_consumer_whose_producer_chose_for_another_and_left_sleeps_50_ms_at_a_time) {
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
+    shared_ring_stats st = { 0 };
+    o.spin_ns = SHARED_RING_OFF;
+    o.recheck_ns = SHARED_RING_OFF;
+    setup(1024, 0);
+    CHECK_EQ(shared_ring_write_bytes(&prod, "x", 1, 0), SHARED_RING_OK); /* chooses: no fence */
+    CHECK(region_u64(536) != 0);
+    CHECK_EQ(shared_ring_detach_consumer(&cons), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_detach_producer(&prod), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_consumer(&cons, region, region_bytes, &o), SHARED_RING_OK);
+    CHECK(region_u64(536) != 0 && region_u64(536) != region_u64(776)); /* chosen for another */
+    CHECK_EQ(shared_ring_wait(&cons, 200000000u), SHARED_RING_OK); /* the message left */
+    CHECK_EQ(drain(&(seen){ 0 }), 1);
+    CHECK_EQ(shared_ring_wait(&cons, 200000000u), SHARED_RING_TIMEOUT);
+    CHECK_EQ(shared_ring_consumer_stats(&cons, &st), SHARED_RING_OK);
+    CHECK(st.sleeps >= 3 && st.sleeps <= 12);
+}
+
+/* A detach wakes a sleeping peer but chooses nothing for it (the side is
+   no longer its own: a choice stored now could land over its successor's),
+   and leaves a consumer's "look at me" for the next producer. */
+TEST(a_detach_chooses_no_barrier_and_leaves_a_look_at_me) {
+    setup(1024, 0);
+    CHECK_EQ(shared_ring_detach_consumer(&cons), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_consumer(&cons, region, region_bytes, NULL), SHARED_RING_OK);
+    CHECK_EQ(region_u32(384), 2); /* the new consumer asks to be chosen for */
+    CHECK_EQ(region_u64(536), 0); /* chosen at the producer's attach: no consumer then */
+    CHECK_EQ(shared_ring_detach_producer(&prod), SHARED_RING_OK);
+    CHECK_EQ(region_u32(384), 2);
+    CHECK_EQ(region_u64(536), 0);
+}
+
+/* A handle whose region was formatted under it holds nothing there: its
+   detach leaves the words of the new holder, whose attach id may equal its
+   own (ids start again at a format). */
+TEST(a_handle_formatted_under_detaches_without_touching_the_new_holders_words) {
+    shared_ring_producer old;
+    uint32_t mode;
+    uint64_t owner;
+    setup(1024, 0);
+    CHECK_EQ(shared_ring_detach_consumer(&cons), SHARED_RING_OK);
+    old = prod;
+    CHECK_EQ(shared_ring_format(region, region_bytes, 1024, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_producer(&prod, region, region_bytes, NULL), SHARED_RING_OK);
+    CHECK_EQ(prod.s.attach_id, old.s.attach_id);
+    mode = region_u32(520);
+    owner = region_u64(640);
+    CHECK_EQ(shared_ring_detach_producer(&old), SHARED_RING_OK);
+    CHECK_EQ(region_u32(520), mode);
+    CHECK_EQ(region_u64(640), owner);
+    CHECK_EQ(shared_ring_detach_producer(&prod), SHARED_RING_OK);
 }
 
 /* arm refuses while the producer attached makes no hook wake-up; once it
@@ -3941,6 +4040,20 @@ TEST(wait_any_names_no_doorbell_when_a_producer_rings_another_table) {
     pthread_join(t, NULL);
     CHECK_EQ(bell_seen, 0u);
 }
+
+/* A ring without a producer keeps the set on its doorbell (looking again
+   every 50 ms for a producer of another process), not in 1 ms slices. */
+TEST(wait_any_over_more_rings_than_one_system_call_takes_keeps_its_doorbell_without_a_producer) {
+    shared_ring_stats before = { 0 }, after = { 0 };
+    setup_set(SET_RINGS, SHARED_RING_OFF);
+    CHECK_EQ(shared_ring_detach_producer(&set_prod[5]), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_wait_any(set, SET_RINGS, 1000), 5);
+    CHECK_EQ(shared_ring_wait(set[5], 0), SHARED_RING_PEER_GONE);
+    CHECK_EQ(shared_ring_consumer_stats(set[0], &before), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_wait_any(set, SET_RINGS, 200000000u), SHARED_RING_TIMEOUT);
+    CHECK_EQ(shared_ring_consumer_stats(set[0], &after), SHARED_RING_OK);
+    CHECK(after.sleeps - before.sleeps >= 3 && after.sleeps - before.sleeps <= 12);
+}
 #endif
 
 /* A sleeping consumer whose region names a doorbell outside the table (a
@@ -4367,6 +4480,9 @@ int main(void) {
     RUN(a_producer_fences_once_the_consumer_that_napped_has_left);
     RUN(a_consumer_waiting_for_its_first_producer_sleeps_50_ms_at_a_time);
     RUN(arm_arms_for_the_next_producer_once_one_without_hooks_left);
+    RUN(a_consumer_whose_producer_chose_for_another_and_left_sleeps_50_ms_at_a_time);
+    RUN(a_detach_chooses_no_barrier_and_leaves_a_look_at_me);
+    RUN(a_handle_formatted_under_detaches_without_touching_the_new_holders_words);
     RUN(a_poll_only_consumer_finds_a_message_by_napping_with_recheck_off);
     RUN(a_poll_only_consumer_in_wait_any_finds_a_message_by_napping);
     RUN(poll_only_with_wait_and_wake_hooks_is_refused);
@@ -4383,6 +4499,8 @@ int main(void) {
     RUN(a_consumer_wait_shorter_than_its_spin_hears_peer_gone);
     RUN(a_trailing_read_holds_off_only_for_what_its_wait_left_of_the_timeout);
     RUN(a_producer_wait_shorter_than_its_spin_hears_peer_gone);
+    RUN(a_producer_that_came_and_went_between_two_looks_is_heard_gone);
+    RUN(a_producer_that_left_before_the_consumer_attached_is_no_departure);
     RUN(a_consumer_hears_the_messages_then_peer_gone_when_the_producer_detaches);
     RUN(a_wait_after_peer_gone_was_said_sleeps_until_its_timeout);
 #ifdef __linux__
@@ -4436,6 +4554,7 @@ int main(void) {
 #if defined(__linux__) && !defined(__APPLE__)
     RUN(wait_any_over_more_rings_than_one_system_call_takes_sleeps_once_on_a_doorbell);
     RUN(wait_any_names_no_doorbell_when_a_producer_rings_another_table);
+    RUN(wait_any_over_more_rings_than_one_system_call_takes_keeps_its_doorbell_without_a_producer);
 #endif
     RUN(a_doorbell_number_outside_the_table_is_ignored);
     RUN(wait_any_serves_every_ready_ring_in_turn);
