@@ -242,10 +242,12 @@
 
    Doorbells. shared_ring_wait_any sleeps on every ring's consumer_sleeping word at once with
    futex_waitv (at most 128 words, Linux 5.16). For more rings, or where futex_waitv (or the
-   kernel clock call its deadline needs) is refused, when every producer runs in the consumer's
-   process, the set sleeps on one of this copy's 64 doorbells, named in each ring's consumer_bell;
-   a producer that wakes the consumer also rings it (a wrong number is a spurious wake-up, never a
-   store elsewhere). Otherwise the set sleeps in 1 ms slices.
+   kernel clock call its deadline needs) is refused, when every attached producer runs in the
+   consumer's process, the set sleeps on one of this copy's 64 doorbells, named in each ring's
+   consumer_bell; a producer that wakes the consumer also rings it (a wrong number is a spurious
+   wake-up, never a store elsewhere). A producer of another process rings none: the set looks again
+   every 50 ms. SHARED_RING_STATIC has no doorbells (each file would have its own table).
+   Otherwise the set sleeps in 1 ms slices.
 
    Mixed builds. The sides may be built differently (OS waits, wait hooks, SHARED_RING_NO_OS_WAIT).
    Each records in its wait_mode word how it sleeps and which wake-up calls it makes; a sleeper
@@ -972,16 +974,16 @@ SHARED_RING_API int shared_ring_producer_peer_fd(shared_ring_producer *p);
    (closed, corrupt, or its producer gone); then its read or read_some says what it has. Ready rings
    are served in turn: each look starts after the ring reported last (the cursor is kept in the
    set's first handle). Sleeps up to timeout_ns, in one system call on Linux (futex_waitv, 5.16+, up
-   to 128 rings; for more, or where futex_waitv is refused, a doorbell, when every producer of the
-   set runs in this process: section 4, "Doorbells"), otherwise in 1 ms slices (a timer tick on
-   Windows). A closed or corrupt ring is reported at once every time: take it out of the set; one
-   whose producer is gone, until a call on it has said PEER_GONE (then it waits for a new producer).
-   NULL entries are skipped. Consumer side, for every handle; a handle must not be in two sets
-   waited on at once. Returns: a count >= 0 (the index, below n, of a ring that is ready); EMPTY
-   (timeout_ns 0 and nothing ready); TIMEOUT; ERR_ARG (rings NULL, n 0, n > INT_MAX, or every entry
-   NULL); ERR_STATE (inside a callback of one of the handles); ERR_HANDLE (an entry is not an
-   attached consumer handle). Entries are checked as they are looked at: one past a ready ring may
-   go unchecked, but none before the call sleeps. */
+   to 128 rings; for more, or where futex_waitv is refused, a doorbell, when every attached
+   producer of the set runs in this process: section 4, "Doorbells"), otherwise in 1 ms slices (a
+   timer tick on Windows). A closed or corrupt ring is reported at once every time: take it out of
+   the set; one whose producer is gone, until a call on it has said PEER_GONE (then it waits for a
+   new producer). NULL entries are skipped. Consumer side, for every handle; a handle must not be
+   in two sets waited on at once. Returns: a count >= 0 (the index, below n, of a ring that is
+   ready); EMPTY (timeout_ns 0 and nothing ready); TIMEOUT; ERR_ARG (rings NULL, n 0, n > INT_MAX,
+   or every entry NULL); ERR_STATE (inside a callback of one of the handles); ERR_HANDLE (an entry
+   is not an attached consumer handle). Entries are checked as they are looked at: one past a ready
+   ring may go unchecked, but none before the call sleeps. */
 SHARED_RING_API int shared_ring_wait_any(shared_ring_consumer *const *rings, size_t n,
                                          uint64_t timeout_ns);
 
@@ -2014,10 +2016,11 @@ static void srng_cpu_relax(void) {
 /* The word is also its side's state machine (docs/protocol.md, "The wait_mode word"): 0 NONE, no
    handle holds the side (formatted so, and a detach takes its own word back to it); else HELD, the
    holder's attach id (low 16 bits, so a detach's CAS never takes a successor's word) and its kind
-   and wakes, stored by the holder at attach and adopt. A dead holder's stays until a successor's. */
+   and wakes, stored by the holder at attach and adopt. A dead holder's stays until a successor's.
+*/
 #define SRNG_MODE_HELD 0x8000u
 #define SRNG_SLICE_NS 1000000u /* bounded naps when no wake-up is promised */
-#define SRNG_LIVENESS_NS 50000000u /* a dead peer, or a successor's attach, is noticed within this */
+#define SRNG_LIVENESS_NS 50000000u /* a dead peer, or a successor's attach, is seen within this */
 
 /* Apple before Linux, so the macOS branch can be tested on Linux against a stub (make matrix). */
 #if defined(SHARED_RING_NO_OS_WAIT)
@@ -2770,7 +2773,8 @@ static void srng_release_side(shared_ring_side *s, unsigned char *region, unsign
 
 /* The handle's own sleeping word (its wait_mode word follows it). */
 static unsigned srng_own_sleeping(const shared_ring_side *s) {
-    return s->magic == SRNG_PRODUCER_MAGIC ? SRNG_OFF_PRODUCER_SLEEPING : SRNG_OFF_CONSUMER_SLEEPING;
+    return s->magic == SRNG_PRODUCER_MAGIC ? SRNG_OFF_PRODUCER_SLEEPING
+                                           : SRNG_OFF_CONSUMER_SLEEPING;
 }
 
 /* The identity block of the handle's peer. */
@@ -2832,9 +2836,11 @@ static void srng_note_peer(shared_ring_side *s, uint64_t owner, uint64_t now) {
 /* The same news from the peer's attach id and wait_mode word, which every build writes (a peer
    without identities has no owner word), and which tell what the owner word cannot: a peer that
    attached after our last look and left before this one (its id new, its word NONE). The id is
-   loaded first (acquire): its holder stored HELD before it, so a NONE loaded after it is that
-   holder's detach or a later one's. 0: no news; SRNG_ARRIVED: a peer not taken in yet holds the
-   side; SRNG_LEFT: the peer taken in, or one never seen, left. */
+   loaded first (acquire): its holder stored HELD before it, so a NONE loaded after a non-zero id
+   is that holder's detach or a later one's. An id of 0 is an attach in progress (its claim zeroes
+   the id, and stores HELD and its own id at its end): no peer yet, and no departure but that of the
+   peer taken in. 0: no news; SRNG_ARRIVED: a peer not taken in yet holds the side; SRNG_LEFT: the
+   peer taken in, or one never seen, left. */
 enum { SRNG_ARRIVED = 1, SRNG_LEFT = 2 };
 static int srng_side_news(const shared_ring_side *s, unsigned peer, uint64_t *id,
                           uint32_t *held) {
@@ -2842,6 +2848,14 @@ static int srng_side_news(const shared_ring_side *s, unsigned peer, uint64_t *id
                                                      : SRNG_OFF_CONSUMER_WAIT_MODE;
     *id = SRNG_LOAD(srng_u64_at(s->region, peer + SRNG_ID_ATTACH), acquire);
     *held = (SRNG_LOAD(srng_u32_at(s->region, mode_off), acquire) & SRNG_MODE_HELD) != 0u;
+    if (*id == 0u) { /* mid-attach: keep what was taken in, but a departure of its holder */
+        *id = s->peer_attach;
+        if (*held || !s->peer_held) {
+            *held = s->peer_held;
+            return 0;
+        }
+        return SRNG_LEFT;
+    }
     if (*held) return *id != s->peer_attach || !s->peer_held ? SRNG_ARRIVED : 0;
     return *id != s->peer_attach || s->peer_held ? SRNG_LEFT : 0; /* else: taken in already */
 }

@@ -240,8 +240,8 @@ TEST(a_detach_raced_by_a_take_back_leaves_the_successors_wait_mode) {
 
 /* A producer that comes and goes between a wait's last look at the
    records and its sleep is heard before the sleep (its attach id new, its
-   wait_mode word NONE): PEER_GONE without sleeping, where the wake-up of a
-   departing peer built otherwise might never reach the sleep. */
+   wait_mode word NONE): PEER_GONE without a sleep (one the detach's swap
+   of the sleeping word would end at once). */
 static void come_and_go(void) {
     if (shared_ring_attach_producer(&prod, region, size, NULL) != SHARED_RING_OK ||
         shared_ring_detach_producer(&prod) != SHARED_RING_OK)
@@ -350,6 +350,63 @@ TEST(a_departure_the_side_words_tell_is_not_taken_back_by_a_liveness_judgement) 
     waitpid(pid, NULL, 0);
     CHECK_EQ(shared_ring_detach_consumer(&cons), SHARED_RING_OK);
     close(go_pipe[0]), close(go_pipe[1]), close(done_pipe[0]), close(done_pipe[1]);
+}
+
+/* A peer in the middle of its attach (its claim zeroed the attach id, its
+   wait_mode word not HELD yet) is no departure: a consumer that looks then
+   says EMPTY, not PEER_GONE for a producer it never saw; and for a
+   producer whose consumer left (said once) it is no new departure: its
+   full write still says PEER_GONE (no consumer yet), but as the old news,
+   which a wait would not say again before its timeout. */
+static int seen_mid_attach;
+static void consumer_looks(void) {
+    int got = 0;
+    seen_mid_attach = shared_ring_read_some(&cons, count_message, &got);
+}
+static void producer_looks(void) { seen_mid_attach = shared_ring_write_str(&prod, "x", 0); }
+
+TEST(a_peer_in_the_middle_of_its_attach_is_no_departure) {
+    fresh_region();
+    CHECK_EQ(shared_ring_attach_producer(&prod, region, size, NULL), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_detach_producer(&prod), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_consumer(&cons, region, size, NULL), SHARED_RING_OK);
+    arm_hook("load ring id", 0, consumer_looks);
+    CHECK_EQ(shared_ring_attach_producer(&prod, region, size, NULL), SHARED_RING_OK);
+    CHECK(hook_step == NULL);
+    CHECK_EQ(seen_mid_attach, SHARED_RING_EMPTY);
+    /* the producer's side: its consumer leaves (said once), a new one attaches */
+    while (shared_ring_write_str(&prod, "fill", 0) == SHARED_RING_OK) continue;
+    CHECK_EQ(shared_ring_detach_consumer(&cons), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_write_str(&prod, "x", 0), SHARED_RING_PEER_GONE);
+    arm_hook("load ring id", 0, producer_looks);
+    CHECK_EQ(shared_ring_attach_consumer(&cons, region, size, NULL), SHARED_RING_OK);
+    CHECK(hook_step == NULL);
+    CHECK_EQ(seen_mid_attach, SHARED_RING_PEER_GONE);
+    CHECK_EQ(prod.s.gone_told, 1); /* told already: not news again */
+    CHECK_EQ(shared_ring_detach_consumer(&cons), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_detach_producer(&prod), SHARED_RING_OK);
+}
+
+/* The producer's side of "came and went": a consumer that attaches and
+   detaches between two looks of a producer blocked on a full ring is heard
+   (PEER_GONE at once, not the timeout). */
+static void a_consumer_comes_and_goes(void) {
+    shared_ring_consumer other;
+    if (shared_ring_attach_consumer(&other, region, size, NULL) != SHARED_RING_OK ||
+        shared_ring_detach_consumer(&other) != SHARED_RING_OK)
+        abort();
+}
+
+TEST(a_blocked_producer_hears_a_consumer_that_came_and_went) {
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
+    o.spin_ns = SHARED_RING_OFF;
+    fresh_region();
+    CHECK_EQ(shared_ring_attach_producer(&prod, region, size, &o), SHARED_RING_OK);
+    while (shared_ring_write_str(&prod, "fill", 0) == SHARED_RING_OK) continue;
+    arm_hook("sleep: last look", 0, a_consumer_comes_and_goes);
+    CHECK_EQ(shared_ring_write_str(&prod, "x", 1000000000u), SHARED_RING_PEER_GONE);
+    CHECK(hook_step == NULL);
+    CHECK_EQ(shared_ring_detach_producer(&prod), SHARED_RING_OK);
 }
 
 /* 3. fenceless_for names an attach id: a side whose id differs is a new
@@ -634,6 +691,8 @@ int main(void) {
     RUN(wait_any_hears_a_producer_that_left_before_the_set_announced_its_sleep);
     RUN(arm_hears_a_producer_that_left_before_it_announced_the_sleep);
     RUN(a_departure_the_side_words_tell_is_not_taken_back_by_a_liveness_judgement);
+    RUN(a_peer_in_the_middle_of_its_attach_is_no_departure);
+    RUN(a_blocked_producer_hears_a_consumer_that_came_and_went);
     RUN(the_peer_fd_of_an_adopted_producer_is_replaced_not_left_readable);
     RUN(an_aligned_claim_that_fits_half_the_ring_fits_at_every_position_of_an_empty_ring);
     RUN(two_openers_sizing_one_new_object_differently_are_not_both_told_ok);
