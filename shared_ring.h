@@ -164,7 +164,8 @@
                                         30-31: 0 ATTACHED, 1 CLAIMING, 2 FORMATTING) and a number
                                         telling its process from others of that pid (high 32); its
                                         transitions: docs/protocol.md, "The lifecycle"
-        648    8  producer  producer attach id  its number in `attaches`
+        648    8  producer  producer attach id  its number in `attaches` (bit 63: an attach claims
+                                        the side, over the id it replaces)
         656   16  producer  identity slot  who (the owner word without its state) and its
                                         pid namespace (Linux; 1 elsewhere; 0: cannot
                                         tell); written by the word's holder after its move
@@ -1763,6 +1764,7 @@ SRNG_STATIC_ASSERT(sizeof(shared_ring_producer) == sizeof(shared_ring_consumer),
    move (no one else writes it: a write before the move could land over
    the identity of a rival that moved first). */
 enum { SRNG_ID_OWNER = 0, SRNG_ID_ATTACH = 8, SRNG_ID_SLOT = 16, SRNG_ID_END = 32 };
+#define SRNG_ID_CLAIMING (SRNG_CAST(uint64_t, 1) << 63) /* an attach id's mark while a claim runs */
 /* Offsets inside the identity slot: whose it is (the owner word without
    its state: a slot that names another word, a former holder's or none
    yet, is never taken for the holder's) and its pid namespace. */
@@ -2836,26 +2838,18 @@ static void srng_note_peer(shared_ring_side *s, uint64_t owner, uint64_t now) {
 /* The same news from the peer's attach id and wait_mode word, which every build writes (a peer
    without identities has no owner word), and which tell what the owner word cannot: a peer that
    attached after our last look and left before this one (its id new, its word NONE). The id is
-   loaded first (acquire): its holder stored HELD before it, so a NONE loaded after a non-zero id
-   is that holder's detach or a later one's. An id of 0 is an attach in progress (its claim zeroes
-   the id, and stores HELD and its own id at its end): no peer yet, and no departure but that of the
-   peer taken in. 0: no news; SRNG_ARRIVED: a peer not taken in yet holds the side; SRNG_LEFT: the
-   peer taken in, or one never seen, left. */
+   loaded first (acquire): its holder stored HELD before it, so a NONE loaded after it is that
+   holder's detach or a later one's. While a claim runs the id is the one it replaces (with
+   SRNG_ID_CLAIMING): that holder's departure is still told, and no peer is made up. 0: no news;
+   SRNG_ARRIVED: a peer not taken in yet holds the side; SRNG_LEFT: the peer taken in, or one never
+   seen, left. */
 enum { SRNG_ARRIVED = 1, SRNG_LEFT = 2 };
 static int srng_side_news(const shared_ring_side *s, unsigned peer, uint64_t *id,
                           uint32_t *held) {
     unsigned mode_off = peer == SRNG_OFF_PRODUCER_ID ? SRNG_OFF_PRODUCER_WAIT_MODE
                                                      : SRNG_OFF_CONSUMER_WAIT_MODE;
-    *id = SRNG_LOAD(srng_u64_at(s->region, peer + SRNG_ID_ATTACH), acquire);
+    *id = SRNG_LOAD(srng_u64_at(s->region, peer + SRNG_ID_ATTACH), acquire) & ~SRNG_ID_CLAIMING;
     *held = (SRNG_LOAD(srng_u32_at(s->region, mode_off), acquire) & SRNG_MODE_HELD) != 0u;
-    if (*id == 0u) { /* mid-attach: keep what was taken in, but a departure of its holder */
-        *id = s->peer_attach;
-        if (*held || !s->peer_held) {
-            *held = s->peer_held;
-            return 0;
-        }
-        return SRNG_LEFT;
-    }
     if (*held) return *id != s->peer_attach || !s->peer_held ? SRNG_ARRIVED : 0;
     return *id != s->peer_attach || s->peer_held ? SRNG_LEFT : 0; /* else: taken in already */
 }
@@ -3078,7 +3072,7 @@ static void srng_choose_barrier(shared_ring_side *s) {
        its wake-ups (it sleeps in slices): no fence, and no look at who the peer is (a syscall). */
     naps = (SRNG_LOAD(srng_u32_at(s->region, peer_mode), relaxed) & (SRNG_MODE_HELD | 0xFFu)) ==
            (SRNG_MODE_HELD | SRNG_SLEEPS_NAPS);
-    fenceless_for = peer != 0u && (naps || s->realtime ||
+    fenceless_for = peer != 0u && (peer & SRNG_ID_CLAIMING) == 0u && (naps || s->realtime ||
                                    (s->process_barrier && srng_in_this_process(s->region, peer_id)))
                         ? peer
                         : 0u;
@@ -3303,7 +3297,11 @@ static int srng_block(shared_ring_side *s, srng_au32 *word, srng_au32 *peer, srn
         /* a detach after our look (its word NONE before its owner word FREE): its wake-up may
            have missed us */
         SRNG_SCHED_POINT("sleep: last look");
-        if (srng_side_news(s, peer_id, &seen_id, &seen_held) != 0) continue;
+        if (srng_side_news(s, peer_id, &seen_id, &seen_held) != 0) {
+            /* news never outlasts a timeout, even with a still clock */
+            elapsed = srng_elapsed_after(start, elapsed, 1000u); /* a microsecond a look */
+            continue;
+        }
         slept_at = capped ? SHARED_RING_NOW_NS() : 0;
         srng_sleep(s, word, SRNG_LOAD(peer_mode, relaxed), left);
         r = ready(ctx, 1);
@@ -3428,6 +3426,14 @@ static int srng_positions_near(uint64_t read_pos, uint64_t write_pos, uint64_t c
     return ((read_pos | write_pos) & 7u) == 0 && gap <= cap;
 }
 
+/* A claim's mark in the side's attach id: the id it replaces (0: none), with SRNG_ID_CLAIMING set
+   until its announce stores its own. No handle's id, so a handle it took the side back from finds
+   its id gone; and a peer still reads whose departure it may be (srng_side_news). */
+static void srng_mark_claiming(unsigned char *region, unsigned id_off) {
+    srng_au64 *id = srng_u64_at(region, id_off + SRNG_ID_ATTACH);
+    SRNG_STORE(id, SRNG_LOAD(id, relaxed) | SRNG_ID_CLAIMING, relaxed);
+}
+
 /* The next attach id of the region: never 0 (0 means "none"). */
 static uint64_t srng_next_attach_id(unsigned char *region) {
     srng_au64 *count = srng_u64_at(region, SRNG_OFF_ATTACHES);
@@ -3463,6 +3469,8 @@ static int srng_attach_side(shared_ring_side *s, void *region, size_t region_siz
                             const shared_ring_options *opt, unsigned id_off) {
     unsigned char *r8 = SRNG_CAST(unsigned char *, region);
     unsigned peer_off;
+    uint64_t first_id;
+    uint32_t first_held;
     srng_geometry g;
     int r;
     memset(&g, 0, sizeof g); /* set on every path that uses it; gcc -O3 cannot tell */
@@ -3489,7 +3497,7 @@ static int srng_attach_side(shared_ring_side *s, void *region, size_t region_siz
        tells them apart): until announce publishes our id, no id is that handle's. That handle's
        look just before our claim and its move just after our ATTACHED still succeed (an ABA only
        a per-attach part in the word would close). */
-    if (r == SHARED_RING_OK) SRNG_STORE(srng_u64_at(r8, id_off + SRNG_ID_ATTACH), 0u, relaxed);
+    if (r == SHARED_RING_OK) srng_mark_claiming(r8, id_off);
     /* Read again: a prepare may have formatted the region anew before our claim; none can now, so
        this header is the one we attach to. */
     if (r == SHARED_RING_OK) r = srng_read_geometry(region, region_size, &g);
@@ -3510,7 +3518,9 @@ static int srng_attach_side(shared_ring_side *s, void *region, size_t region_siz
     /* a peer attached now that leaves later has left; one gone before us never was our peer */
     peer_off = id_off == SRNG_OFF_PRODUCER_ID ? SRNG_OFF_CONSUMER_ID : SRNG_OFF_PRODUCER_ID;
     srng_note_peer(s, srng_owner_load(s->region, peer_off), 0u);
-    (void)srng_side_news(s, peer_off, &s->peer_attach, &s->peer_held);
+    (void)srng_side_news(s, peer_off, &first_id, &first_held);
+    s->peer_attach = first_id;
+    s->peer_held = first_held;
     s->data = s->region + SHARED_RING_HEADER_SIZE;
     s->capacity = g.capacity;
     s->mask = g.capacity - 1u;
@@ -5206,6 +5216,7 @@ static int srng_wait_many(srng_set *set, uint64_t timeout_ns) {
         r = srng_any_ready(set, 1);
         if (r == SHARED_RING_EMPTY && srng_any_side_news(rings, n)) {
             srng_give_back_bell(rings, n, bell);
+            elapsed = srng_elapsed_after(start, elapsed, 1000u); /* as srng_block */
             continue; /* srng_block's last look: a producer came or left since our watch */
         }
         if (r == SHARED_RING_EMPTY) {
@@ -5239,12 +5250,13 @@ static int srng_leave(shared_ring_side *s, uint32_t magic, unsigned id_off,
     srng_drop_peer_fd(s);
     /* Looked at again next to the move: a take-back may have finished during the publish. The
        word, even if equal to ours, is then another handle's. */
-    if (lost || srng_side_lost(s)) {
-        s->owner = 0; /* only dropped: the word there is another handle's */
-    } else {
-        /* HELD -> NONE: our wake-ups leave with us (a peer that trusted them is woken below and
-           sleeps at most SRNG_LIVENESS_NS from now on). CAS: a successor's word, whose attach id
-           differs, stays; release: a peer that sees NONE sees all we published. */
+    if (lost || srng_side_lost(s)) s->owner = 0; /* only dropped: the word is another handle's */
+    /* HELD -> NONE while our id is the side's latest (whatever the owner word says: a take-back's
+       word may equal ours): our wake-ups leave with us (a peer that trusted them is woken below and
+       sleeps at most SRNG_LIVENESS_NS from now on). CAS: a successor's word, whose attach id
+       differs, stays; release: a peer that sees NONE sees all we published. */
+    if (srng_id_field(s->region, SRNG_OFF_RING_ID) == s->ring_id &&
+        srng_id_field(s->region, id_off + SRNG_ID_ATTACH) == s->attach_id) {
         srng_au32 *mode = srng_beside(srng_u32_at(s->region, srng_own_sleeping(s)), SRNG_MODE_WORD);
         uint32_t held = srng_held_mode(s);
         SRNG_SCHED_POINT("detach: mode");

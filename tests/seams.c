@@ -18,6 +18,7 @@
 #include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static void seams_point(const char *what);
@@ -228,14 +229,23 @@ static void take_the_side_back(void) {
 
 TEST(a_detach_raced_by_a_take_back_leaves_the_successors_wait_mode) {
     uint32_t held;
+    int got = 0;
     fresh_region();
     CHECK_EQ(shared_ring_attach_producer(&prod, region, size, NULL), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_consumer(&cons, region, size, NULL), SHARED_RING_OK);
     arm_hook("detach: mode", 0, take_the_side_back);
     CHECK_EQ(shared_ring_detach_producer(&prod), SHARED_RING_OK);
     CHECK(hook_step == NULL); /* the take-back ran inside the detach */
     held = *(uint32_t *)(void *)(region + SRNG_OFF_PRODUCER_WAIT_MODE);
     CHECK_EQ(held, srng_held_mode(&successor.s));
     CHECK(held != 0u);
+    /* The old handle's owner CAS freed the successor's equal word (an ABA the owner word alone
+       cannot close); the successor's own detach is still heard, by its wait_mode word. */
+    (void)shared_ring_read_some(&cons, count_message, &got);
+    CHECK_EQ(shared_ring_detach_producer(&successor), SHARED_RING_OK);
+    CHECK_EQ(*(uint32_t *)(void *)(region + SRNG_OFF_PRODUCER_WAIT_MODE), 0);
+    CHECK_EQ(shared_ring_read(&cons, count_message, &got, 300000000u), SHARED_RING_PEER_GONE);
+    CHECK_EQ(shared_ring_detach_consumer(&cons), SHARED_RING_OK);
 }
 
 /* A producer that comes and goes between a wait's last look at the
@@ -363,7 +373,12 @@ static void consumer_looks(void) {
     int got = 0;
     seen_mid_attach = shared_ring_read_some(&cons, count_message, &got);
 }
-static void producer_looks(void) { seen_mid_attach = shared_ring_write_str(&prod, "x", 0); }
+static uint32_t told_before_telling;
+static void producer_looks(void) {
+    (void)srng_peer_left(&prod.s); /* the look a full write makes before it tells */
+    told_before_telling = prod.s.gone_told;
+    seen_mid_attach = shared_ring_write_str(&prod, "x", 0);
+}
 
 TEST(a_peer_in_the_middle_of_its_attach_is_no_departure) {
     fresh_region();
@@ -382,7 +397,7 @@ TEST(a_peer_in_the_middle_of_its_attach_is_no_departure) {
     CHECK_EQ(shared_ring_attach_consumer(&cons, region, size, NULL), SHARED_RING_OK);
     CHECK(hook_step == NULL);
     CHECK_EQ(seen_mid_attach, SHARED_RING_PEER_GONE);
-    CHECK_EQ(prod.s.gone_told, 1); /* told already: not news again */
+    CHECK_EQ(told_before_telling, 1); /* told already: the look found no news */
     CHECK_EQ(shared_ring_detach_consumer(&cons), SHARED_RING_OK);
     CHECK_EQ(shared_ring_detach_producer(&prod), SHARED_RING_OK);
 }
@@ -403,9 +418,90 @@ TEST(a_blocked_producer_hears_a_consumer_that_came_and_went) {
     fresh_region();
     CHECK_EQ(shared_ring_attach_producer(&prod, region, size, &o), SHARED_RING_OK);
     while (shared_ring_write_str(&prod, "fill", 0) == SHARED_RING_OK) continue;
+    shared_ring_stats st = { 0 };
     arm_hook("sleep: last look", 0, a_consumer_comes_and_goes);
     CHECK_EQ(shared_ring_write_str(&prod, "x", 1000000000u), SHARED_RING_PEER_GONE);
     CHECK(hook_step == NULL);
+    CHECK_EQ(shared_ring_producer_stats(&prod, &st), SHARED_RING_OK);
+    CHECK_EQ(st.sleeps, 0); /* at once, before any sleep */
+    CHECK_EQ(shared_ring_detach_producer(&prod), SHARED_RING_OK);
+}
+
+/* A claim marks the side's attach id with the id it replaces: an attach
+   that fails after its claim hides no departure. Here a producer comes,
+   writes and goes between two looks of the consumer, then another's attach
+   fails after its claim (its region_fd is another file). */
+TEST(an_attach_that_fails_after_its_claim_hides_no_departure) {
+    shared_ring_options wrong = SHARED_RING_OPTIONS_INIT;
+    int got = 0;
+    fresh_region();
+    wrong.region_fd = memfd_create("not-the-region", 0);
+    CHECK(wrong.region_fd >= 0 && ftruncate(wrong.region_fd, (off_t)size) == 0);
+    CHECK_EQ(shared_ring_attach_consumer(&cons, region, size, NULL), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_producer(&prod, region, size, NULL), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_write_str(&prod, "m", 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_detach_producer(&prod), SHARED_RING_OK);
+    CHECK(shared_ring_attach_producer(&prod, region, size, &wrong) < 0);
+    CHECK(*(uint64_t *)(void *)(region + SRNG_OFF_PRODUCER_ID + SRNG_ID_ATTACH) != 0);
+    CHECK_EQ(shared_ring_read(&cons, count_message, &got, 1000000000u), 1);
+    CHECK_EQ(shared_ring_read(&cons, count_message, &got, 1000000000u), SHARED_RING_PEER_GONE);
+    CHECK_EQ(shared_ring_detach_consumer(&cons), SHARED_RING_OK);
+    close(wrong.region_fd);
+}
+
+/* A side whose attach id says a claim runs holds no peer yet: a producer
+   that attaches (and chooses) then fences for nobody (fenceless_for 0). */
+static void a_producer_attaches(void) {
+    if (shared_ring_attach_producer(&prod, region, size, NULL) != SHARED_RING_OK) abort();
+}
+
+TEST(a_producer_chooses_no_fenceless_peer_while_a_consumer_claims) {
+    fresh_region();
+    arm_hook("load ring id", 0, a_producer_attaches);
+    CHECK_EQ(shared_ring_attach_consumer(&cons, region, size, NULL), SHARED_RING_OK);
+    CHECK(hook_step == NULL);
+    CHECK_EQ(*(uint64_t *)(void *)(region + SRNG_OFF_PRODUCER_FENCELESS_FOR), 0);
+    CHECK_EQ(shared_ring_detach_consumer(&cons), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_detach_producer(&prod), SHARED_RING_OK);
+}
+
+/* A peer that keeps changing its side words (hostile, or attaching and
+   detaching without end) never keeps a timed wait past its timeout: each
+   last look that finds news counts against it. */
+static uint64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+static uint64_t flip_until;
+static const char *flip_at;
+static void flip_the_producer_id(void) {
+    uint64_t *id = (uint64_t *)(void *)(region + SRNG_OFF_PRODUCER_ID + SRNG_ID_ATTACH);
+    __atomic_store_n(id, *id + 1u, __ATOMIC_RELEASE);
+    if (now_ns() < flip_until) arm_hook(flip_at, 0, flip_the_producer_id);
+}
+static int flipped_wait_took_under_a_second(int any) {
+    shared_ring_consumer *set[1] = { &cons };
+    uint64_t start = now_ns();
+    int r;
+    flip_until = start + 3000000000u; /* 3 s: a wait that ignores its timeout runs that long */
+    flip_at = any ? "wait_any: watched" : "sleep: last look";
+    arm_hook(flip_at, 0, flip_the_producer_id);
+    r = any ? shared_ring_wait_any(set, 1, 10000000u) : shared_ring_wait(&cons, 10000000u);
+    hook_step = NULL;
+    /* margin: 10 ms asked, 1 s allowed (100x), 3 s if the timeout is ignored */
+    return r == SHARED_RING_TIMEOUT && now_ns() - start < 1000000000u;
+}
+
+TEST(side_words_that_never_stop_changing_keep_no_wait_past_its_timeout) {
+    shared_ring_options o = SHARED_RING_OPTIONS_INIT;
+    o.spin_ns = SHARED_RING_OFF;
+    fresh_region();
+    CHECK_EQ(shared_ring_attach_producer(&prod, region, size, NULL), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_consumer(&cons, region, size, &o), SHARED_RING_OK);
+    CHECK(flipped_wait_took_under_a_second(0));
+    CHECK(flipped_wait_took_under_a_second(1));
+    CHECK_EQ(shared_ring_detach_consumer(&cons), SHARED_RING_OK);
     CHECK_EQ(shared_ring_detach_producer(&prod), SHARED_RING_OK);
 }
 
@@ -693,6 +789,9 @@ int main(void) {
     RUN(a_departure_the_side_words_tell_is_not_taken_back_by_a_liveness_judgement);
     RUN(a_peer_in_the_middle_of_its_attach_is_no_departure);
     RUN(a_blocked_producer_hears_a_consumer_that_came_and_went);
+    RUN(an_attach_that_fails_after_its_claim_hides_no_departure);
+    RUN(side_words_that_never_stop_changing_keep_no_wait_past_its_timeout);
+    RUN(a_producer_chooses_no_fenceless_peer_while_a_consumer_claims);
     RUN(the_peer_fd_of_an_adopted_producer_is_replaced_not_left_readable);
     RUN(an_aligned_claim_that_fits_half_the_ring_fits_at_every_position_of_an_empty_ring);
     RUN(two_openers_sizing_one_new_object_differently_are_not_both_told_ok);
