@@ -5242,6 +5242,7 @@ static int srng_wait_many(srng_set *set, uint64_t timeout_ns) {
 static int srng_leave(shared_ring_side *s, uint32_t magic, unsigned id_off,
                       unsigned peer_sleep_off) {
     int r = srng_refusal(s, magic), lost;
+    uint64_t mine = s->owner, holder;
     if (r != SHARED_RING_OK && r != SHARED_RING_ERR_CORRUPT) return r;
     lost = srng_side_lost(s);
     if (!lost && srng_foreign(s) != SHARED_RING_OK) return SHARED_RING_ERR_HANDLE;
@@ -5251,12 +5252,16 @@ static int srng_leave(shared_ring_side *s, uint32_t magic, unsigned id_off,
     /* Looked at again next to the move: a take-back may have finished during the publish. The
        word, even if equal to ours, is then another handle's. */
     if (lost || srng_side_lost(s)) s->owner = 0; /* only dropped: the word is another handle's */
-    /* HELD -> NONE while our id is the side's latest (whatever the owner word says: a take-back's
-       word may equal ours): our wake-ups leave with us (a peer that trusted them is woken below and
-       sleeps at most SRNG_LIVENESS_NS from now on). CAS: a successor's word, whose attach id
-       differs, stays; release: a peer that sees NONE sees all we published. */
+    /* HELD -> NONE while our id is the side's latest and no other process holds the side (an
+       adopting child, between its move and its announce), though the owner word may be FREE (a
+       take-back's word may equal ours and be freed by the handle it took back from): our wake-ups
+       leave with us (a peer that trusted them is woken below and sleeps at most SRNG_LIVENESS_NS
+       from now on). CAS: a successor's word, whose attach id differs, stays; release: a peer that
+       sees NONE sees all we published. */
+    holder = srng_id_field(s->region, id_off + SRNG_ID_OWNER);
     if (srng_id_field(s->region, SRNG_OFF_RING_ID) == s->ring_id &&
-        srng_id_field(s->region, id_off + SRNG_ID_ATTACH) == s->attach_id) {
+        srng_id_field(s->region, id_off + SRNG_ID_ATTACH) == s->attach_id &&
+        (holder == 0u || srng_same_owner(holder, mine))) {
         srng_au32 *mode = srng_beside(srng_u32_at(s->region, srng_own_sleeping(s)), SRNG_MODE_WORD);
         uint32_t held = srng_held_mode(s);
         SRNG_SCHED_POINT("detach: mode");

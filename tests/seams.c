@@ -362,7 +362,7 @@ TEST(a_departure_the_side_words_tell_is_not_taken_back_by_a_liveness_judgement) 
     close(go_pipe[0]), close(go_pipe[1]), close(done_pipe[0]), close(done_pipe[1]);
 }
 
-/* A peer in the middle of its attach (its claim zeroed the attach id, its
+/* A peer in the middle of its attach (its claim marked the attach id, its
    wait_mode word not HELD yet) is no departure: a consumer that looks then
    says EMPTY, not PEER_GONE for a producer it never saw; and for a
    producer whose consumer left (said once) it is no new departure: its
@@ -463,6 +463,44 @@ TEST(a_producer_chooses_no_fenceless_peer_while_a_consumer_claims) {
     CHECK_EQ(*(uint64_t *)(void *)(region + SRNG_OFF_PRODUCER_FENCELESS_FOR), 0);
     CHECK_EQ(shared_ring_detach_consumer(&cons), SHARED_RING_OK);
     CHECK_EQ(shared_ring_detach_producer(&prod), SHARED_RING_OK);
+}
+
+/* A parent that detaches its copy of a handle while its child adopts it
+   (between the child's move of the owner word and its announce) leaves
+   the side's wait_mode word alone: the consumer, looking then, sees no
+   departure of a producer that goes on in the child. */
+static int adopt_go[2], adopt_done[2];
+static void let_the_parent_detach(void) {
+    char c = 1;
+    if (write(adopt_go[1], &c, 1) != 1 || read(adopt_done[0], &c, 1) != 1) _exit(5);
+}
+
+TEST(a_parent_that_detaches_while_its_child_adopts_is_no_departure) {
+    pid_t pid;
+    char c = 1;
+    int got = 0;
+    fresh_region();
+    CHECK_EQ(shared_ring_attach_producer(&prod, region, size, NULL), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_consumer(&cons, region, size, NULL), SHARED_RING_OK);
+    if (pipe(adopt_go) != 0 || pipe(adopt_done) != 0) abort();
+    pid = fork();
+    if (pid == 0) {
+        arm_hook("move owner", 0, let_the_parent_detach);
+        if (shared_ring_adopt_producer(&prod) != SHARED_RING_OK) _exit(1);
+        if (write(adopt_go[1], &c, 1) != 1) _exit(2); /* adopted */
+        for (;;) pause();
+    }
+    CHECK(read(adopt_go[0], &c, 1) == 1); /* the child moved the owner word */
+    CHECK_EQ(shared_ring_detach_producer(&prod), SHARED_RING_OK); /* only dropped */
+    CHECK(*(uint32_t *)(void *)(region + SRNG_OFF_PRODUCER_WAIT_MODE) != 0u);
+    CHECK_EQ(shared_ring_read_some(&cons, count_message, &got), SHARED_RING_EMPTY);
+    CHECK(write(adopt_done[1], &c, 1) == 1);
+    CHECK(read(adopt_go[0], &c, 1) == 1); /* adopted */
+    CHECK_EQ(shared_ring_read_some(&cons, count_message, &got), SHARED_RING_EMPTY);
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    CHECK_EQ(shared_ring_detach_consumer(&cons), SHARED_RING_OK);
+    close(adopt_go[0]), close(adopt_go[1]), close(adopt_done[0]), close(adopt_done[1]);
 }
 
 /* A peer that keeps changing its side words (hostile, or attaching and
@@ -792,6 +830,7 @@ int main(void) {
     RUN(an_attach_that_fails_after_its_claim_hides_no_departure);
     RUN(side_words_that_never_stop_changing_keep_no_wait_past_its_timeout);
     RUN(a_producer_chooses_no_fenceless_peer_while_a_consumer_claims);
+    RUN(a_parent_that_detaches_while_its_child_adopts_is_no_departure);
     RUN(the_peer_fd_of_an_adopted_producer_is_replaced_not_left_readable);
     RUN(an_aligned_claim_that_fits_half_the_ring_fits_at_every_position_of_an_empty_ring);
     RUN(two_openers_sizing_one_new_object_differently_are_not_both_told_ok);

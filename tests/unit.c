@@ -3330,12 +3330,13 @@ static uint64_t fenceless_for_a_consumer_moved_to_a_child(uint32_t flags, uint64
     /* Until the child's attach is done: its id, then its "look at me" (2)
        or its sleep (1) in consumer_sleeping, which the next write answers. */
     for (i = 0; i < 5000 && (*child_id == 0 || *child_id == first_id ||
+                             *child_id >> 63 != 0 || /* a claim's mark */
                              __atomic_load_n((uint32_t *)(void *)(mem + 384), __ATOMIC_ACQUIRE) == 0);
          i++) {
         nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
         *child_id = __atomic_load_n((uint64_t *)(void *)(mem + 776), __ATOMIC_ACQUIRE);
     }
-    CHECK(*child_id != 0 && *child_id != first_id);
+    CHECK(*child_id != 0 && *child_id != first_id && *child_id >> 63 == 0); /* not a claim's mark */
     CHECK_EQ(shared_ring_write_bytes(&p, "b", 1, SHARED_RING_FOREVER), SHARED_RING_OK);
     memcpy(&fenceless_for, mem + 536, 8);
     CHECK(waitpid(child, &status, 0) == child);
