@@ -63,6 +63,13 @@ static void fresh_region(void) {
         abort();
 }
 
+/* A fresh region with a producer and a consumer of the default options attached. */
+static void fresh_pair(void) {
+    fresh_region();
+    CHECK_EQ(shared_ring_attach_producer(&prod, region, size, NULL), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_consumer(&cons, region, size, NULL), SHARED_RING_OK);
+}
+
 static int count_message(void *user, const void *data, size_t len) {
     (void)data;
     (void)len;
@@ -93,9 +100,7 @@ static uint32_t consumer_word(void) {
 TEST(prepare_keeps_a_message_peeked_past_the_close_and_never_released) {
     shared_ring_message m;
     int got = 0;
-    fresh_region();
-    CHECK_EQ(shared_ring_attach_producer(&prod, region, size, NULL), SHARED_RING_OK);
-    CHECK_EQ(shared_ring_attach_consumer(&cons, region, size, NULL), SHARED_RING_OK);
+    fresh_pair();
     CHECK_EQ(shared_ring_write_str(&prod, "m", 0), SHARED_RING_OK);
     CHECK_EQ(shared_ring_close(&prod), SHARED_RING_OK);
     CHECK_EQ(shared_ring_detach_producer(&prod), SHARED_RING_OK);
@@ -230,9 +235,7 @@ static void take_the_side_back(void) {
 TEST(a_detach_raced_by_a_take_back_leaves_the_successors_wait_mode) {
     uint32_t held;
     int got = 0;
-    fresh_region();
-    CHECK_EQ(shared_ring_attach_producer(&prod, region, size, NULL), SHARED_RING_OK);
-    CHECK_EQ(shared_ring_attach_consumer(&cons, region, size, NULL), SHARED_RING_OK);
+    fresh_pair();
     arm_hook("detach: mode", 0, take_the_side_back);
     CHECK_EQ(shared_ring_detach_producer(&prod), SHARED_RING_OK);
     CHECK(hook_step == NULL); /* the take-back ran inside the detach */
@@ -258,17 +261,24 @@ static void come_and_go(void) {
         abort();
 }
 
+/* The consumer's wait (1 s), with `step` run at the first pass through `at`: 1 if it said
+   PEER_GONE, the step ran, and it never slept. */
+static int waits_gone_without_a_sleep(const char *at, void (*step)(void)) {
+    shared_ring_stats before = { 0 }, after = { 0 };
+    int r;
+    (void)shared_ring_consumer_stats(&cons, &before);
+    arm_hook(at, 0, step);
+    r = shared_ring_wait(&cons, 1000000000u);
+    (void)shared_ring_consumer_stats(&cons, &after);
+    return r == SHARED_RING_PEER_GONE && hook_step == NULL && after.sleeps == before.sleeps;
+}
+
 TEST(a_producer_that_comes_and_goes_as_a_wait_goes_to_sleep_is_heard_before_the_sleep) {
     shared_ring_options o = SHARED_RING_OPTIONS_INIT;
-    shared_ring_stats st = { 0 };
     o.spin_ns = SHARED_RING_OFF;
     fresh_region();
     CHECK_EQ(shared_ring_attach_consumer(&cons, region, size, &o), SHARED_RING_OK);
-    arm_hook("sleep: last look", 0, come_and_go);
-    CHECK_EQ(shared_ring_wait(&cons, 1000000000u), SHARED_RING_PEER_GONE);
-    CHECK(hook_step == NULL);
-    CHECK_EQ(shared_ring_consumer_stats(&cons, &st), SHARED_RING_OK);
-    CHECK_EQ(st.sleeps, 0);
+    CHECK(waits_gone_without_a_sleep("sleep: last look", come_and_go));
     CHECK_EQ(shared_ring_detach_consumer(&cons), SHARED_RING_OK);
 }
 
@@ -335,7 +345,6 @@ static void the_child_detaches(void) {
 
 TEST(a_departure_the_side_words_tell_is_not_taken_back_by_a_liveness_judgement) {
     shared_ring_options o = SHARED_RING_OPTIONS_INIT;
-    shared_ring_stats st = { 0 };
     pid_t pid;
     char c = 1;
     o.spin_ns = SHARED_RING_OFF;
@@ -351,11 +360,7 @@ TEST(a_departure_the_side_words_tell_is_not_taken_back_by_a_liveness_judgement) 
     }
     CHECK(read(done_pipe[0], &c, 1) == 1); /* attached */
     CHECK_EQ(shared_ring_attach_consumer(&cons, region, size, &o), SHARED_RING_OK);
-    arm_hook("load owner", 0, the_child_detaches);
-    CHECK_EQ(shared_ring_wait(&cons, 1000000000u), SHARED_RING_PEER_GONE);
-    CHECK(hook_step == NULL);
-    CHECK_EQ(shared_ring_consumer_stats(&cons, &st), SHARED_RING_OK);
-    CHECK_EQ(st.sleeps, 0);
+    CHECK(waits_gone_without_a_sleep("load owner", the_child_detaches));
     kill(pid, SIGKILL);
     waitpid(pid, NULL, 0);
     CHECK_EQ(shared_ring_detach_consumer(&cons), SHARED_RING_OK);
@@ -479,9 +484,7 @@ TEST(a_parent_that_detaches_while_its_child_adopts_is_no_departure) {
     pid_t pid;
     char c = 1;
     int got = 0;
-    fresh_region();
-    CHECK_EQ(shared_ring_attach_producer(&prod, region, size, NULL), SHARED_RING_OK);
-    CHECK_EQ(shared_ring_attach_consumer(&cons, region, size, NULL), SHARED_RING_OK);
+    fresh_pair();
     if (pipe(adopt_go) != 0 || pipe(adopt_done) != 0) abort();
     pid = fork();
     if (pid == 0) {
@@ -669,9 +672,7 @@ static void claim_at_every_position(size_t align) {
 }
 
 TEST(an_aligned_claim_that_fits_half_the_ring_fits_at_every_position_of_an_empty_ring) {
-    fresh_region();
-    CHECK_EQ(shared_ring_attach_producer(&prod, region, size, NULL), SHARED_RING_OK);
-    CHECK_EQ(shared_ring_attach_consumer(&cons, region, size, NULL), SHARED_RING_OK);
+    fresh_pair();
     claim_at_every_position(16);
     claim_at_every_position(32);
     claim_at_every_position(64);
@@ -720,9 +721,7 @@ static void rewrite_the_header(void) {
 
 TEST(a_read_whose_record_vanishes_after_its_wait_says_corrupt_not_empty) {
     int got = 0;
-    fresh_region();
-    CHECK_EQ(shared_ring_attach_producer(&prod, region, size, NULL), SHARED_RING_OK);
-    CHECK_EQ(shared_ring_attach_consumer(&cons, region, size, NULL), SHARED_RING_OK);
+    fresh_pair();
     CHECK_EQ(shared_ring_write_str(&prod, "m", 0), SHARED_RING_OK);
     arm_hook("load record", 0, rewrite_the_header); /* right after the wait's look */
     CHECK_EQ(shared_ring_read(&cons, count_message, &got, 1000000000u), SHARED_RING_ERR_CORRUPT);
@@ -736,9 +735,7 @@ TEST(a_read_whose_record_vanishes_after_its_wait_says_corrupt_not_empty) {
    any record: one of the old ring may lie at the handle's position. */
 TEST(a_format_under_a_handle_with_an_unread_record_is_corrupt_at_its_next_wait) {
     int got = 0;
-    fresh_region();
-    CHECK_EQ(shared_ring_attach_producer(&prod, region, size, NULL), SHARED_RING_OK);
-    CHECK_EQ(shared_ring_attach_consumer(&cons, region, size, NULL), SHARED_RING_OK);
+    fresh_pair();
     CHECK_EQ(shared_ring_write_str(&prod, "a", 0), SHARED_RING_OK);
     CHECK_EQ(shared_ring_read_some(&cons, count_message, &got), 1);
     CHECK_EQ(shared_ring_write_str(&prod, "b", 0), SHARED_RING_OK); /* unread, past 0 */
