@@ -5242,8 +5242,9 @@ static int srng_wait_many(srng_set *set, uint64_t timeout_ns) {
 static int srng_leave(shared_ring_side *s, uint32_t magic, unsigned id_off,
                       unsigned peer_sleep_off) {
     int r = srng_refusal(s, magic), lost;
-    uint64_t mine = s->owner, holder;
+    uint64_t mine, holder;
     if (r != SHARED_RING_OK && r != SHARED_RING_ERR_CORRUPT) return r;
+    mine = s->owner; /* before a lost side drops it */
     lost = srng_side_lost(s);
     if (!lost && srng_foreign(s) != SHARED_RING_OK) return SHARED_RING_ERR_HANDLE;
     if (magic == SRNG_PRODUCER_MAGIC && r == SHARED_RING_OK && !lost)
