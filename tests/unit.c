@@ -3427,8 +3427,11 @@ TEST(a_consumer_waiting_for_its_first_producer_sleeps_50_ms_at_a_time) {
     CHECK_EQ(shared_ring_wait(&cons, 200000000u), SHARED_RING_TIMEOUT);
     CHECK_EQ(shared_ring_consumer_stats(&cons, &st), SHARED_RING_OK);
     /* 200 ms in 50 ms sleeps: 4, or a few more (a sleep cut short); 1 ms
-       slices would take 200, trust in a wake-up 1 */
+       slices would take 200, trust in a wake-up 1. (Windows sleeps in timer
+       ticks, and wine's waits end early: its count says nothing.) */
+#ifndef _WIN32
     CHECK(st.sleeps >= 3 && st.sleeps <= 12);
+#endif
     CHECK_EQ(shared_ring_detach_consumer(&cons), SHARED_RING_OK);
 }
 
