@@ -678,9 +678,8 @@ typedef struct shared_ring_producer {
                               no fence: fenceless, uncorked, nothing held back */
     uint32_t full_latched; /* FULL was reported; wait for resume_free */
     uint32_t closed;
-    uint32_t inline_max; /* the longest message an inline write copies (memcpy); longer ones
-                            go out of line, to srng_copy_in. (With it the consumer's u32s are
-                            as many: one handle size on every ABI, i386 included.) */
+    uint32_t srng_spare; /* the consumer's u32s are as many: the handles have one size on
+                            every ABI (i386 aligns uint64_t to 4) */
 } shared_ring_producer;
 
 /* Consumer handle: a plain struct you own. Private fields. */
@@ -1312,14 +1311,6 @@ SHARED_RING_API int srng_read_rest(shared_ring_consumer *c, shared_ring_read_fn 
 #if defined(__SANITIZE_THREAD__)
 #define SRNG_TSAN 1
 #endif
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(memory_sanitizer)
-#define SRNG_ASAN 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__)
-#define SRNG_ASAN 1
-#endif
 #if defined(SRNG_FENCE) /* a test's own, which watches each fence */
 #elif defined(_M_ARM64EC) || defined(__arm64ec__) /* Arm code, though __x86_64__ is defined */
 #elif (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__) && !defined(SRNG_TSAN)
@@ -1608,22 +1599,21 @@ SRNG_INLINE void srng_release_to(shared_ring_consumer *c, uint64_t pos) {
     }
 }
 
+#ifdef SRNG_FAST_PATH
+/* ---- the inline fast path ------------------------------------------------ */
+
 /* Not direct only because it fences (to a consumer in another process):
    uncorked, nothing held back. Published at once, like a direct record. */
 SRNG_INLINE int srng_fenced_direct(const shared_ring_producer *p) {
     return p->direct == 0u && p->cork_depth == 0u && p->published == p->write_pos;
 }
 
-#ifdef SRNG_FAST_PATH
-/* ---- the inline fast path ------------------------------------------------ */
-
-/* May the fast path write `len` bytes from `data` now (copying them: at most inline_max; else,
-   a claim, at most max_message), publishing with a fence or without? */
+/* May the fast path write `len` bytes from `data` now, publishing with a
+   fence or without? */
 SRNG_INLINE int srng_fast_fits(const shared_ring_producer *p, const void *data, size_t len,
-                               int copying, int fenced) {
+                               int fenced) {
     return p != SHARED_RING_NULLPTR && p->s.open == SRNG_PRODUCER_MAGIC &&
-           (fenced ? srng_fenced_direct(p) : p->direct != 0u) &&
-           len <= (copying ? p->inline_max : p->s.max_message) &&
+           (fenced ? srng_fenced_direct(p) : p->direct != 0u) && len <= p->s.max_message &&
            data != SHARED_RING_NULLPTR && srng_record_size(len) <= p->fast_left;
 }
 
@@ -1638,8 +1628,8 @@ SRNG_INLINE int srng_write_direct(shared_ring_producer *p, const void *data, siz
 
 static inline int srng_write_bytes_fast(shared_ring_producer *p, const void *data, size_t len,
                                         uint64_t timeout_ns) {
-    if (SRNG_LIKELY(srng_fast_fits(p, data, len, 1, 0))) return srng_write_direct(p, data, len, 0);
-    if (srng_fast_fits(p, data, len, 1, 1)) return srng_write_direct(p, data, len, 1);
+    if (SRNG_LIKELY(srng_fast_fits(p, data, len, 0))) return srng_write_direct(p, data, len, 0);
+    if (srng_fast_fits(p, data, len, 1)) return srng_write_direct(p, data, len, 1);
     return (shared_ring_write_bytes)(p, data, len, timeout_ns);
 }
 
@@ -1649,7 +1639,7 @@ static inline int srng_write_bytes_fast(shared_ring_producer *p, const void *dat
    may go inline); else it is 0 or the magic. */
 static inline int srng_claim_fast(shared_ring_producer *p, size_t len, void **out,
                                   uint64_t timeout_ns) {
-    if (!srng_fast_fits(p, out, len, 0, 0) && !srng_fast_fits(p, out, len, 0, 1))
+    if (!srng_fast_fits(p, out, len, 0) && !srng_fast_fits(p, out, len, 1))
         return (shared_ring_claim)(p, len, out, timeout_ns);
     *out = srng_payload(&p->s, p->write_pos);
     p->claim_len = len; /* claim_skip is 0: no aligned claim is open */
@@ -2014,45 +2004,6 @@ static void srng_cpu_relax(void) {
     __asm__ __volatile__(".insn i 0x0F, 0, x0, x0, 0x010" ::: "memory"); /* pause */
 #endif
 }
-
-/* Messages of SRNG_COPY_LONG_MIN bytes or more are copied into the ring by one `rep movsb` where
-   that was measured to pay: AMD Zen 5 (family 1Ah, whose short rep movsb is fast: FSRM). There a
-   dense stream of 1-2 KiB messages to another process ran 1.1-1.3x faster than
-   with glibc's memcpy, whose vector stores it uses below 2112 bytes (docs/benchmarks.md,
-   "The copy"); at 256 B rep movsb was slower. Not on Zen 3, whose rep movsb to an unaligned
-   destination is reported 20x slower, nor on other CPUs, not measured; not under sanitizers
-   (they do not see an asm copy), x32 or Arm64EC. A test may define both macros. */
-#define SRNG_COPY_LONG_MIN 1024u
-#if !defined(SRNG_COPY_LONG) && (defined(__GNUC__) || defined(__clang__)) && \
-    defined(__x86_64__) && !defined(__ILP32__) && !defined(_M_ARM64EC) &&       \
-    !defined(__arm64ec__) && !defined(SRNG_TSAN) && !defined(SRNG_ASAN)
-#define SRNG_COPY_LONG(dst, src, len) srng_rep_movsb(dst, src, len)
-#define SRNG_COPY_LONG_PAYS() srng_is_zen5()
-static void srng_rep_movsb(void *dst, const void *src, size_t len) {
-    __asm__ __volatile__("rep movsb" : "+D"(dst), "+S"(src), "+c"(len) : : "memory");
-}
-static void srng_cpuid(uint32_t leaf, uint32_t r[4]) {
-    uint32_t a = leaf, b, c = 0, d;
-    __asm__("cpuid" : "+a"(a), "=b"(b), "+c"(c), "=d"(d));
-    r[0] = a;
-    r[1] = b;
-    r[2] = c;
-    r[3] = d;
-}
-/* "AuthenticAMD", family 1Ah (base 0Fh + extended 0Bh) and FSRM (leaf 7, EDX bit 4). */
-static int srng_is_zen5(void) {
-    uint32_t r[4];
-    srng_cpuid(0, r);
-    if (r[0] < 7u || r[1] != 0x68747541u || r[3] != 0x69746e65u || r[2] != 0x444d4163u) return 0;
-    srng_cpuid(1, r);
-    if ((r[0] >> 8 & 0xFu) + (r[0] >> 20 & 0xFFu) != 0x1Au) return 0;
-    srng_cpuid(7, r);
-    return (r[3] >> 4 & 1u) != 0u;
-}
-#endif
-#ifndef SRNG_COPY_LONG_PAYS
-#define SRNG_COPY_LONG_PAYS() 0
-#endif
 
 /* How a side sleeps: the low byte of its wait_mode word; the bits above (SRNG_WAKES(kind)) say
    which wake-up calls it makes. A sleeper whose peer makes no call that reaches it (built with
@@ -3973,9 +3924,6 @@ SHARED_RING_API int shared_ring_attach_producer(shared_ring_producer *p, void *r
         h.s.capacity / 100u * o.resume_percent + h.s.capacity % 100u * o.resume_percent / 100u;
     h.cork_limit = o.cork_limit != 0u ? o.cork_limit : UINT64_MAX;
     h.closed = SRNG_LOAD(srng_u32_at(h.s.region, SRNG_OFF_CLOSED), acquire) != 0u;
-    h.inline_max = SRNG_COPY_LONG_PAYS() && h.s.max_message >= SRNG_COPY_LONG_MIN
-                       ? SRNG_COPY_LONG_MIN - 1u
-                       : h.s.max_message;
     srng_update_fast_left(&h);
     h.s.magic = SRNG_PRODUCER_MAGIC; /* nothing fails from here on */
     *p = h;
@@ -4235,10 +4183,6 @@ SRNG_INLINE void srng_finish(shared_ring_producer *p, unsigned char *payload, si
         srng_publish_direct(p, p->write_pos, payload, len, skip, 0);
         return;
     }
-    if (srng_fenced_direct(p)) { /* as the inline path publishes it */
-        srng_publish_direct(p, p->write_pos, payload, len, skip, 1);
-        return;
-    }
     srng_count_message(&p->s.stats, len);
     if (skip != 0) srng_append(p, SRNG_FILL_LEN(skip), skip); /* never out alone */
     srng_append(p, SRNG_CAST(uint32_t, len), srng_record_size(len));
@@ -4345,26 +4289,12 @@ SHARED_RING_API int shared_ring_write(shared_ring_producer *p, size_t max_len,
     return SHARED_RING_OK;
 }
 
-/* Copy a message into the ring: by SRNG_COPY_LONG past inline_max (where that pays), else by
-   memcpy. */
-static void srng_copy_in(const shared_ring_producer *p, unsigned char *dst, const void *data,
-                         size_t len) {
-#ifdef SRNG_COPY_LONG
-    if (len > p->inline_max) {
-        SRNG_COPY_LONG(dst, data, len);
-        return;
-    }
-#endif
-    (void)p;
-    if (len != 0) memcpy(dst, data, len);
-}
-
 SRNG_INLINE int srng_write_copy(shared_ring_producer *p, const void *data, size_t len,
                                 uint64_t timeout_ns) {
     unsigned char *dst;
     int r = srng_begin(p, len, 0, timeout_ns, &dst);
     if (r != SHARED_RING_OK) return r;
-    srng_copy_in(p, dst, data, len);
+    if (len != 0) memcpy(dst, data, len);
     srng_finish(p, dst, len, 0);
     return SHARED_RING_OK;
 }

@@ -117,50 +117,6 @@ TEST(a_record_ending_beyond_a_capacity_past_read_pos_is_err_corrupt_inline_too) 
     CHECK_EQ(s.count, 0);
 }
 
-/* A message's bytes: a function of its length and each byte's place. */
-static unsigned char byte_of(size_t len, size_t i) { return (unsigned char)(i * 131u + len * 7u + 1u); }
-
-static int check_bytes(void *user, const void *data, size_t len) {
-    const unsigned char *d = data;
-    size_t i;
-    for (i = 0; i < len; i++)
-        if (d[i] != byte_of(len, i)) ++*(int *)user;
-    return 0;
-}
-
-/* Every length around the long copy's threshold (1 KiB, where the CPU says rep movsb pays),
-   from sources at every offset within 16 bytes, at many places in the ring, inline or not:
-   every byte arrives. */
-TEST(messages_around_1024_bytes_arrive_intact_from_any_source_alignment) {
-    static _Alignas(128) unsigned char big[SHARED_RING_HEADER_SIZE + 8192];
-    static unsigned char src[4096 + 16];
-    shared_ring_producer bp;
-    shared_ring_consumer bc;
-    size_t len, i;
-    int bad = 0, read = 0, wrote = 0, n;
-    memset(big, 0, sizeof big);
-    CHECK_EQ(shared_ring_format(big, sizeof big, 8192, 0), SHARED_RING_OK);
-    CHECK_EQ(shared_ring_attach_producer(&bp, big, sizeof big, NULL), SHARED_RING_OK);
-    CHECK_EQ(shared_ring_attach_consumer(&bc, big, sizeof big, NULL), SHARED_RING_OK);
-    for (len = 1000; len <= 1100; len++) {
-        unsigned char *from = src + len % 16;
-        for (i = 0; i < len; i++) from[i] = byte_of(len, i);
-        if (len % 3 == 0) CHECK_EQ(shared_ring_cork(&bp), SHARED_RING_OK); /* out of line */
-        CHECK_EQ(shared_ring_write_bytes(&bp, from, len, 0), SHARED_RING_OK);
-        if (len % 3 == 0) CHECK_EQ(shared_ring_uncork(&bp), SHARED_RING_OK);
-        wrote++;
-        if (len % 4 == 0) {
-            n = shared_ring_read_some(&bc, check_bytes, &bad);
-            CHECK(n > 0);
-            read += n;
-        }
-    }
-    while ((n = shared_ring_read_some(&bc, check_bytes, &bad)) > 0) read += n; /* to the end */
-    CHECK_EQ(n, SHARED_RING_EMPTY);
-    CHECK_EQ(read, wrote);
-    CHECK_EQ(bad, 0);
-}
-
 static int call_back_in(void *user, const void *data, size_t len) {
     seen *s = user;
     (void)data;
@@ -414,7 +370,6 @@ TEST(an_empty_cork_leaves_inline_writes_to_a_fenceless_consumer_unfenced) {
 int main(void) {
     alarm(60);
     RUN(a_batch_that_crosses_the_lap_end_is_read_in_one_call);
-    RUN(messages_around_1024_bytes_arrive_intact_from_any_source_alignment);
     RUN(a_bad_record_after_good_ones_is_err_corrupt_in_the_same_call);
     RUN(a_record_ending_beyond_a_capacity_past_read_pos_is_err_corrupt_inline_too);
     RUN(a_callback_that_calls_back_into_its_handle_gets_err_state);

@@ -20,13 +20,6 @@ static void unit_fence(void) {
 #define UNIT_SEES_PREFETCHES 1
 static unsigned long unit_prefetches;
 #define SRNG_PREFETCH(addr) ((void)(addr), unit_prefetches++)
-/* The long copy into the ring (SRNG_COPY_LONG: rep movsb where the CPU says it pays), counted;
-   whether it pays is the test's to say (0 unless a test says 1). */
-#define UNIT_SEES_LONG_COPIES 1
-static unsigned long unit_long_copies;
-static int unit_long_copy_pays;
-#define SRNG_COPY_LONG(dst, src, len) (memcpy((dst), (src), (len)), unit_long_copies++)
-#define SRNG_COPY_LONG_PAYS() unit_long_copy_pays
 /* A scheduling point at each load and store of a control word
    (SRNG_SCHED_POINT, as tests/interleave.c and tests/seams.c use them): a
    test may run one step of "the other side" there, so that a race is
@@ -1226,50 +1219,6 @@ TEST(waiting_consumer_fetches_the_next_line_only_after_a_message_of_at_most_64_b
     CHECK_EQ(wait_prefetches_after(64), 1); /* both lines of the next record */
     CHECK_EQ(wait_prefetches_after(65), 0); /* the next line may be payload the producer writes */
     CHECK_EQ(wait_prefetches_after(8), 1);  /* the last message decides, not all so far */
-}
-#endif
-
-#ifdef UNIT_SEES_LONG_COPIES
-/* Long copies made writing one `len`-byte message (corked or not: a corked write goes out of
-   line), which must read back intact. */
-static unsigned long long_copies_writing(size_t len, int corked) {
-    static unsigned char msg[4096];
-    unsigned long before = unit_long_copies;
-    seen s;
-    for (size_t i = 0; i < len; i++) msg[i] = (unsigned char)(i * 7u + len);
-    if (corked) CHECK_EQ(shared_ring_cork(&prod), SHARED_RING_OK);
-    CHECK_EQ(shared_ring_write_bytes(&prod, msg, len, 0), SHARED_RING_OK);
-    if (corked) CHECK_EQ(shared_ring_uncork(&prod), SHARED_RING_OK);
-    CHECK_EQ(drain(&s), 1);
-    CHECK_EQ(s.lens[0], len);
-    CHECK(memcmp(s.ptrs[0], msg, len) == 0);
-    return unit_long_copies - before;
-}
-
-TEST(a_message_of_1024_bytes_or_more_goes_by_the_long_copy_where_it_pays) {
-    unit_long_copy_pays = 1;
-    setup(4096, 0);
-    CHECK_EQ(long_copies_writing(1023, 0), 0); /* inline memcpy */
-    CHECK_EQ(long_copies_writing(1024, 0), 1);
-    CHECK_EQ(long_copies_writing(shared_ring_producer_max_message(&prod), 0), 1);
-    CHECK_EQ(long_copies_writing(1023, 1), 0);
-    CHECK_EQ(long_copies_writing(1024, 1), 1);
-    unit_long_copy_pays = 0;
-}
-
-TEST(no_message_goes_by_the_long_copy_where_it_does_not_pay) {
-    unit_long_copy_pays = 0;
-    setup(4096, 0);
-    CHECK_EQ(long_copies_writing(1024, 0), 0);
-    CHECK_EQ(long_copies_writing(shared_ring_producer_max_message(&prod), 1), 0); /* the longest */
-}
-
-TEST(a_ring_for_messages_under_1024_bytes_keeps_its_limit_where_the_long_copy_pays) {
-    unit_long_copy_pays = 1;
-    setup(4096, 512);
-    CHECK_EQ(long_copies_writing(512, 0), 0);
-    CHECK_EQ(shared_ring_write_bytes(&prod, region, 513, 0), SHARED_RING_ERR_TOO_BIG);
-    unit_long_copy_pays = 0;
 }
 #endif
 
@@ -4424,11 +4373,6 @@ int main(void) {
     RUN(wait_returns_ok_when_data_is_there);
 #ifdef UNIT_SEES_PREFETCHES
     RUN(waiting_consumer_fetches_the_next_line_only_after_a_message_of_at_most_64_bytes);
-#endif
-#ifdef UNIT_SEES_LONG_COPIES
-    RUN(a_message_of_1024_bytes_or_more_goes_by_the_long_copy_where_it_pays);
-    RUN(no_message_goes_by_the_long_copy_where_it_does_not_pay);
-    RUN(a_ring_for_messages_under_1024_bytes_keeps_its_limit_where_the_long_copy_pays);
 #endif
     RUN(sleeping_consumer_is_woken_by_a_write);
     RUN(blocked_producer_is_woken_when_the_consumer_frees_space);
