@@ -22,6 +22,10 @@
    driver measures the machine's state (bench/machine_state.h); a row
    says how many repetitions ran in the slow one.
 
+   BAND_PAIRS=1: each repetition prints to stderr "pair RING_KIB SIZE REP STATE_NS_BEFORE
+   STATE_NS_AFTER SHARED SHARED_POLL AERON" (M msg/s), so that two builds run in turn can be
+   compared pair by pair, within one machine state.
+
    band [REPS] [SECONDS] [RING_KIB,...] [SIZE,...]
    band producer|consumer VARIANT NAME RING SIZE SECONDS   (the roles) */
 #define _GNU_SOURCE
@@ -395,12 +399,18 @@ int main(int argc, char **argv) {
             /* 16 at least: an 8-byte message would be Aeron's end of stream */
             if (sizes[si] < 16 || sizes[si] % 8 != 0 || sizes[si] > rings[ri] / 4) continue;
             for (rep = 0; rep < reps && ok; rep++) {
-                slow += state_of(machine_state_ns()) == STATE_SLOW;
+                double before = machine_state_ns(), after;
+                slow += state_of(before) == STATE_SLOW;
                 for (v = 0; v < NV; v++) {
                     int w = (v + rep) % NV; /* each repetition starts with another variant */
                     rate[w][rep] = run_once(w, rings[ri], sizes[si], seconds);
                     if (rate[w][rep] < 0) ok = 0;
                 }
+                after = machine_state_ns();
+                if (getenv("BAND_PAIRS"))
+                    fprintf(stderr, "pair %zu %zu %d %.0f %.0f %.3f %.3f %.3f\n", rings[ri] >> 10,
+                            sizes[si], rep, before, after, rate[V_SHARED][rep] / 1e6,
+                            rate[V_POLL][rep] / 1e6, rate[V_AERON][rep] / 1e6);
             }
             if (!ok) {
                 failed = 1;
