@@ -2773,13 +2773,20 @@ static void srng_release_side(shared_ring_side *s, unsigned char *region, unsign
     s->lock_fd = -1;
 }
 
-/* The handle's own sleeping word (its wait_mode word follows it). */
+/* The handle's own sleeping word (its wait_mode word follows it), and its peer's. */
 static unsigned srng_own_sleeping(const shared_ring_side *s) {
     return s->magic == SRNG_PRODUCER_MAGIC ? SRNG_OFF_PRODUCER_SLEEPING
                                            : SRNG_OFF_CONSUMER_SLEEPING;
 }
+static unsigned srng_peer_sleeping(const shared_ring_side *s) {
+    return s->magic == SRNG_PRODUCER_MAGIC ? SRNG_OFF_CONSUMER_SLEEPING
+                                           : SRNG_OFF_PRODUCER_SLEEPING;
+}
 
-/* The identity block of the handle's peer. */
+/* The identity block of the handle's side, and its peer's. */
+static unsigned srng_own_id(const shared_ring_side *s) {
+    return s->magic == SRNG_PRODUCER_MAGIC ? SRNG_OFF_PRODUCER_ID : SRNG_OFF_CONSUMER_ID;
+}
 static unsigned srng_peer_id(const shared_ring_side *s) {
     return s->magic == SRNG_PRODUCER_MAGIC ? SRNG_OFF_CONSUMER_ID : SRNG_OFF_PRODUCER_ID;
 }
@@ -2788,7 +2795,7 @@ static unsigned srng_peer_id(const shared_ring_side *s) {
    formatted anew: attach ids start again, so a new handle may hold our id)? The attach id too: a
    handle of this process that took the side back without a lock holds the same word. */
 static int srng_side_lost(const shared_ring_side *s) {
-    unsigned own_id = s->magic == SRNG_PRODUCER_MAGIC ? SRNG_OFF_PRODUCER_ID : SRNG_OFF_CONSUMER_ID;
+    unsigned own_id = srng_own_id(s);
     if (srng_id_field(s->region, SRNG_OFF_RING_ID) != s->ring_id) return 1; /* formatted anew */
     return s->owner != 0u && (srng_owner_load(s->region, own_id) != s->owner ||
                               srng_id_field(s->region, own_id + SRNG_ID_ATTACH) != s->attach_id);
@@ -3059,8 +3066,8 @@ static void srng_update_direct(shared_ring_producer *p);
 static void srng_choose_barrier(shared_ring_side *s) {
     int producer = s->magic == SRNG_PRODUCER_MAGIC;
     unsigned peer_id = srng_peer_id(s);
-    unsigned own = producer ? SRNG_OFF_PRODUCER_SLEEPING : SRNG_OFF_CONSUMER_SLEEPING;
-    unsigned peer_mode = producer ? SRNG_OFF_CONSUMER_WAIT_MODE : SRNG_OFF_PRODUCER_WAIT_MODE;
+    srng_au32 *own = srng_u32_at(s->region, srng_own_sleeping(s));
+    srng_au32 *peer_mode = srng_beside(srng_u32_at(s->region, srng_peer_sleeping(s)), SRNG_MODE_WORD);
     /* acquire: the peer stored its pid, namespace and wait mode before its id */
     uint64_t peer = SRNG_LOAD(srng_u64_at(s->region, peer_id + SRNG_ID_ATTACH), acquire);
     uint64_t fenceless_for;
@@ -3070,7 +3077,7 @@ static void srng_choose_barrier(shared_ring_side *s) {
     /* No fence for a peer that only naps (it needs no wake-up) or one the kernel places in this
        process (its membarrier fences). A real-time side wakes nobody, so its peer trusts none of
        its wake-ups (it sleeps in slices): no fence, and no look at who the peer is (a syscall). */
-    naps = (SRNG_LOAD(srng_u32_at(s->region, peer_mode), relaxed) & (SRNG_MODE_HELD | 0xFFu)) ==
+    naps = (SRNG_LOAD(peer_mode, relaxed) & (SRNG_MODE_HELD | 0xFFu)) ==
            (SRNG_MODE_HELD | SRNG_SLEEPS_NAPS);
     fenceless_for = peer != 0u && (peer & SRNG_ID_CLAIMING) == 0u && (naps || s->realtime ||
                                    (s->process_barrier && srng_in_this_process(s->region, peer_id)))
@@ -3078,7 +3085,7 @@ static void srng_choose_barrier(shared_ring_side *s) {
                         : 0u;
     /* release: a sleeper that reads 0 also sees every fenceless publish before it. The fence: a
        sleeper that missed our new value has announced itself where our next loads see it. */
-    SRNG_STORE(srng_fenceless_for(srng_u32_at(s->region, own)), fenceless_for, release);
+    SRNG_STORE(srng_fenceless_for(own), fenceless_for, release);
     SRNG_FENCE();
     if (producer) srng_end_direct(SRNG_PUN(shared_ring_producer *, s));
     s->fenceless = fenceless_for != 0u;
@@ -3321,7 +3328,14 @@ static int srng_block(shared_ring_side *s, srng_au32 *word, srng_au32 *peer, srn
 
 /* Attach, adopt and detach wake a sleeping peer the way it sleeps, even from a real-time side:
    they are not among its calls that make no system call, and a peer that went to sleep trusting
-   our predecessor's wake-ups would otherwise sleep to its timeout. */
+   our predecessor's wake-ups would otherwise sleep to its timeout. The call a real-time side's
+   other calls would not make: */
+static void srng_wake_from_realtime(shared_ring_side *s, srng_au32 *word) {
+    if (SRNG_OS_SLEEP == SRNG_SLEEPS_NAPS) return;
+    s->stats.wakes++;
+    srng_os_wake(word);
+}
+
 static void srng_wake_sleeper_now(shared_ring_side *s, srng_au32 *word) {
     uint32_t was = SRNG_LOAD(word, relaxed);
     if (!s->realtime) {
@@ -3330,10 +3344,7 @@ static void srng_wake_sleeper_now(shared_ring_side *s, srng_au32 *word) {
     }
     if (was == 0u) return;
     srng_answer_peer(s, word); /* chooses as its calls do, and makes no call */
-    if (was == 1u && SRNG_OS_SLEEP != SRNG_SLEEPS_NAPS) {
-        s->stats.wakes++;
-        srng_os_wake(word); /* the call they would not make */
-    }
+    if (was == 1u) srng_wake_from_realtime(s, word);
 }
 
 /* A detach's wake-up: a sleeper's 1 swapped out and woken the way it sleeps (even from a real-time
@@ -3343,21 +3354,18 @@ static void srng_wake_sleeper_now(shared_ring_side *s, srng_au32 *word) {
 static void srng_wake_departing(shared_ring_side *s, srng_au32 *word) {
     uint32_t asleep = 1u;
     if (!SRNG_CAS(word, asleep, 0u)) return;
-    if (!s->realtime) {
+    if (!s->realtime)
         srng_wake(s, word);
-    } else if (SRNG_OS_SLEEP != SRNG_SLEEPS_NAPS) {
-        s->stats.wakes++;
-        srng_os_wake(word); /* the call a real-time side would not make */
-    }
+    else
+        srng_wake_from_realtime(s, word);
 }
 
 /* At attach (the handle's magic set): say how we sleep and wake, choose how we publish, leave
    SRNG_LOOK_AT_ME in our sleeping word so that the peer chooses again for us, and wake a peer that
    went to sleep trusting our predecessor's words (it re-reads ours when it wakes). */
-static void srng_announce_mode(shared_ring_side *s, unsigned own_sleep_off,
-                               unsigned peer_sleep_off) {
-    srng_au32 *own = srng_u32_at(s->region, own_sleep_off);
-    unsigned own_id = s->magic == SRNG_PRODUCER_MAGIC ? SRNG_OFF_PRODUCER_ID : SRNG_OFF_CONSUMER_ID;
+static void srng_announce_mode(shared_ring_side *s) {
+    srng_au32 *own = srng_u32_at(s->region, srng_own_sleeping(s));
+    unsigned own_id = srng_own_id(s);
     s->process_barrier = SRNG_CAST(uint32_t, srng_register_process_barrier());
     SRNG_STORE(srng_beside(own, SRNG_MODE_WORD), srng_held_mode(s), relaxed); /* NONE -> HELD */
     SRNG_STORE(srng_fenceless_for(own), 0u, relaxed);
@@ -3370,7 +3378,7 @@ static void srng_announce_mode(shared_ring_side *s, unsigned own_sleep_off,
     srng_choose_barrier(s);
     SRNG_STORE(own, SRNG_LOOK_AT_ME, release);
     SRNG_FENCE();
-    srng_wake_sleeper_now(s, srng_u32_at(s->region, peer_sleep_off));
+    srng_wake_sleeper_now(s, srng_u32_at(s->region, srng_peer_sleeping(s)));
 }
 
 /* ---- attach ------------------------------------------------------------ */
@@ -3927,7 +3935,7 @@ SHARED_RING_API int shared_ring_attach_producer(shared_ring_producer *p, void *r
     srng_update_fast_left(&h);
     h.s.magic = SRNG_PRODUCER_MAGIC; /* nothing fails from here on */
     *p = h;
-    srng_announce_mode(&p->s, SRNG_OFF_PRODUCER_SLEEPING, SRNG_OFF_CONSUMER_SLEEPING);
+    srng_announce_mode(&p->s);
     srng_update_open(p);
     return SHARED_RING_OK;
 }
@@ -3969,7 +3977,7 @@ SHARED_RING_API int shared_ring_attach_consumer(shared_ring_consumer *c, void *r
     h.trial_gap = SRNG_TRIAL_FIRST;
     h.s.magic = SRNG_CONSUMER_MAGIC; /* nothing fails from here on */
     *c = h;
-    srng_announce_mode(&c->s, SRNG_OFF_CONSUMER_SLEEPING, SRNG_OFF_PRODUCER_SLEEPING);
+    srng_announce_mode(&c->s);
     c->s.open = SRNG_CONSUMER_MAGIC;
     return SHARED_RING_OK;
 }
@@ -5239,11 +5247,12 @@ static int srng_wait_many(srng_set *set, uint64_t timeout_ns) {
    why), give our identity block back (a side lost is only dropped) and wake a sleeping peer, which
    then finds us gone (the fence: our owner word's store before reading its sleeping word, against
    its announce / fence / look). A producer first publishes what a cork held back. */
-static int srng_leave(shared_ring_side *s, uint32_t magic, unsigned id_off,
-                      unsigned peer_sleep_off) {
+static int srng_leave(shared_ring_side *s, uint32_t magic) {
     int r = srng_refusal(s, magic), lost;
     uint64_t mine, holder;
+    unsigned id_off;
     if (r != SHARED_RING_OK && r != SHARED_RING_ERR_CORRUPT) return r;
+    id_off = srng_own_id(s);
     mine = s->owner; /* before a lost side drops it */
     lost = srng_side_lost(s);
     if (!lost && srng_foreign(s) != SHARED_RING_OK) return SHARED_RING_ERR_HANDLE;
@@ -5270,20 +5279,18 @@ static int srng_leave(shared_ring_side *s, uint32_t magic, unsigned id_off,
     }
     srng_release_side(s, s->region, id_off);
     SRNG_FENCE();
-    srng_wake_departing(s, srng_u32_at(s->region, peer_sleep_off));
+    srng_wake_departing(s, srng_u32_at(s->region, srng_peer_sleeping(s)));
     return SHARED_RING_OK;
 }
 
 SHARED_RING_API int shared_ring_detach_producer(shared_ring_producer *p) {
-    int r = srng_leave(p != SRNG_NULL ? &p->s : SRNG_NULL, SRNG_PRODUCER_MAGIC,
-                       SRNG_OFF_PRODUCER_ID, SRNG_OFF_CONSUMER_SLEEPING);
+    int r = srng_leave(p != SRNG_NULL ? &p->s : SRNG_NULL, SRNG_PRODUCER_MAGIC);
     if (r == SHARED_RING_OK) memset(p, 0, sizeof *p);
     return r;
 }
 
 SHARED_RING_API int shared_ring_detach_consumer(shared_ring_consumer *c) {
-    int r = srng_leave(c != SRNG_NULL ? &c->s : SRNG_NULL, SRNG_CONSUMER_MAGIC,
-                       SRNG_OFF_CONSUMER_ID, SRNG_OFF_PRODUCER_SLEEPING);
+    int r = srng_leave(c != SRNG_NULL ? &c->s : SRNG_NULL, SRNG_CONSUMER_MAGIC);
     if (r == SHARED_RING_OK) memset(c, 0, sizeof *c);
     return r;
 }
@@ -5291,12 +5298,13 @@ SHARED_RING_API int shared_ring_detach_consumer(shared_ring_consumer *c) {
 /* Our identity in place of the attacher's (the same description's inherited kernel lock stays
    ours), a new attach id so a peer's fenceless choice for the attacher no longer holds, and the
    attach-time announcement again (the peer chooses anew). Past the gate of side `magic`. */
-static int srng_adopt(shared_ring_side *s, uint32_t magic, unsigned id_off, unsigned own_sleep,
-                      unsigned peer_sleep) {
+static int srng_adopt(shared_ring_side *s, uint32_t magic) {
     int r = srng_refusal(s, magic);
 #ifdef SRNG_HAVE_IDENTITY
     uint64_t mine;
+    unsigned id_off;
     if (r != SHARED_RING_OK || srng_foreign(s) == SHARED_RING_OK) return r;
+    id_off = srng_own_id(s);
     mine = srng_my_word() | (s->owner & SRNG_OWNER_LOCKED);
     /* lost: the attacher's own word may be back, held by a new attach of the attacher */
     if (srng_side_lost(s) || !srng_owner_move(s->region, id_off, s->owner, mine))
@@ -5308,21 +5316,17 @@ static int srng_adopt(shared_ring_side *s, uint32_t magic, unsigned id_off, unsi
     s->owner = mine;
     s->attach_id = srng_next_attach_id(s->region);
     s->barrier_peer = 0; /* choose again, for this process */
-    srng_announce_mode(s, own_sleep, peer_sleep);
-#else
-    (void)id_off, (void)own_sleep, (void)peer_sleep;
+    srng_announce_mode(s);
 #endif
     return r;
 }
 
 SHARED_RING_API int shared_ring_adopt_producer(shared_ring_producer *p) {
-    return srng_adopt(p != SRNG_NULL ? &p->s : SRNG_NULL, SRNG_PRODUCER_MAGIC, SRNG_OFF_PRODUCER_ID,
-                      SRNG_OFF_PRODUCER_SLEEPING, SRNG_OFF_CONSUMER_SLEEPING);
+    return srng_adopt(p != SRNG_NULL ? &p->s : SRNG_NULL, SRNG_PRODUCER_MAGIC);
 }
 
 SHARED_RING_API int shared_ring_adopt_consumer(shared_ring_consumer *c) {
-    return srng_adopt(c != SRNG_NULL ? &c->s : SRNG_NULL, SRNG_CONSUMER_MAGIC, SRNG_OFF_CONSUMER_ID,
-                      SRNG_OFF_CONSUMER_SLEEPING, SRNG_OFF_PRODUCER_SLEEPING);
+    return srng_adopt(c != SRNG_NULL ? &c->s : SRNG_NULL, SRNG_CONSUMER_MAGIC);
 }
 
 /* One side's identity block, as an inspector sees it. */
