@@ -44,6 +44,8 @@ static uint64_t test_clock_ns(void) {
 /* ---- the recorder ---------------------------------------------------------- */
 
 static long futex_waits;     /* FUTEX_WAIT calls made */
+static long futex_wakes;     /* FUTEX_WAKE calls made on wake_word */
+static const void *wake_word;
 static long long_waits;      /* with a timeout over 1 s while the clock is odd */
 static long futex_refusals;  /* of which the kernel refused (EINVAL, ...) */
 static int fail_futex_waits; /* make every FUTEX_WAIT fail with EINVAL */
@@ -88,6 +90,8 @@ static long recording_syscall(long nr, ...) {
     }
 #endif
     is_wait = is_futex(nr) && (int)a[1] == 0; /* FUTEX_WAIT */
+    if (is_futex(nr) && (a[1] & 127) == 1 && (const void *)a[0] == wake_word) /* FUTEX_WAKE */
+        __atomic_fetch_add(&futex_wakes, 1, __ATOMIC_RELAXED);
     if (is_wait) {
         __atomic_fetch_add(&futex_waits, 1, __ATOMIC_RELAXED);
         record_timeout(nr, (const void *)a[3]);
@@ -137,6 +141,27 @@ static void *write_after_30ms(void *arg) {
 }
 
 /* ---- tests -------------------------------------------------------------------- */
+
+/* A real-time side's calls make no system call, but its detach is not one of them: a consumer
+   asleep on its word gets the wake-up call (else it would hear of the detach only at its next
+   slice). */
+TEST(a_realtime_producers_detach_wakes_a_consumer_asleep_on_its_word) {
+    shared_ring_options rt = SHARED_RING_OPTIONS_INIT;
+    uint32_t *sleeping = (uint32_t *)(region + SRNG_OFF_CONSUMER_SLEEPING);
+    rt.flags = SHARED_RING_REALTIME;
+    CHECK_EQ(shared_ring_format(region, sizeof region, 1024, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_producer(&prod, region, sizeof region, &rt), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_attach_consumer(&cons, region, sizeof region, NULL), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_write_str(&prod, "a", 0), SHARED_RING_OK); /* answers the attach */
+    __atomic_store_n(sleeping, 1u, __ATOMIC_SEQ_CST); /* the consumer, asleep */
+    wake_word = sleeping;
+    futex_wakes = 0;
+    CHECK_EQ(shared_ring_detach_producer(&prod), SHARED_RING_OK);
+    wake_word = NULL;
+    CHECK_EQ(futex_wakes, 1);
+    CHECK_EQ(__atomic_load_n(sleeping, __ATOMIC_SEQ_CST), 0u);
+    CHECK_EQ(shared_ring_detach_consumer(&cons), SHARED_RING_OK);
+}
 
 TEST(futex_wait_is_given_the_timeout_in_the_kernels_own_layout) {
     uint64_t start;
@@ -254,6 +279,7 @@ TEST(wait_any_whose_clock_call_is_refused_sleeps_as_without_futex_waitv) {
 #endif
 
 int main(void) {
+    RUN(a_realtime_producers_detach_wakes_a_consumer_asleep_on_its_word);
     RUN(futex_wait_is_given_the_timeout_in_the_kernels_own_layout);
     RUN(timeout_beyond_a_32_bit_time_t_is_clamped_not_refused);
     RUN(forever_waits_without_a_timeout);

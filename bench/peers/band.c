@@ -407,7 +407,7 @@ int main(int argc, char **argv) {
                     if (rate[w][rep] < 0) ok = 0;
                 }
                 after = machine_state_ns();
-                if (getenv("BAND_PAIRS"))
+                if (getenv("BAND_PAIRS") && ok)
                     fprintf(stderr, "pair %zu %zu %d %.0f %.0f %.3f %.3f %.3f\n", rings[ri] >> 10,
                             sizes[si], rep, before, after, rate[V_SHARED][rep] / 1e6,
                             rate[V_POLL][rep] / 1e6, rate[V_AERON][rep] / 1e6);
