@@ -1956,6 +1956,9 @@ static uint32_t srng_max_message_for(uint64_t cap) {
     !defined(_BSD_SOURCE)
 extern long syscall(long number, ...);
 #endif
+#ifndef SRNG_SYSCALL
+#define SRNG_SYSCALL syscall /* the OS-wait tests put a recorder here */
+#endif
 #endif
 #endif
 /* A monotonic clock needs POSIX; strict ISO C builds fall back to timespec_get. */
@@ -2103,9 +2106,6 @@ static int srng_ulock_wait(srng_au32 *word, uint32_t expected, uint64_t timeout_
 #endif
 
 #if SRNG_OS_SLEEP == SRNG_SLEEPS_FUTEX
-#ifndef SRNG_SYSCALL
-#define SRNG_SYSCALL syscall /* the OS-wait tests put a recorder here */
-#endif
 /* The classic futex call takes the kernel's timespec (`long` fields, 64-bit on x32), never libc's:
    a 32-bit target built with -D_TIME_BITS=64 has a 64-bit time_t the kernel would misread. */
 #if defined(__x86_64__) && defined(__ILP32__)
@@ -3047,7 +3047,7 @@ static int srng_register_process_barrier(void) {
 /* Make every CPU running a thread of this process execute a full barrier. 1 on success. */
 static int srng_process_barrier(void) {
 #if defined(__linux__) && !defined(SHARED_RING_NO_OS_WAIT) && defined(SYS_membarrier)
-    return syscall(SYS_membarrier, 1 << 3, 0, 0) == 0; /* PRIVATE_EXPEDITED */
+    return SRNG_SYSCALL(SYS_membarrier, 1 << 3, 0, 0) == 0; /* PRIVATE_EXPEDITED */
 #else
     return 0;
 #endif

@@ -45,6 +45,7 @@ static uint64_t test_clock_ns(void) {
 
 static long futex_waits;     /* FUTEX_WAIT calls made */
 static long futex_wakes;     /* FUTEX_WAKE calls made on wake_word */
+static long process_barriers; /* membarrier(PRIVATE_EXPEDITED) calls made */
 static const void *wake_word;
 static long long_waits;      /* with a timeout over 1 s while the clock is odd */
 static long futex_refusals;  /* of which the kernel refused (EINVAL, ...) */
@@ -92,6 +93,10 @@ static long recording_syscall(long nr, ...) {
     is_wait = is_futex(nr) && (int)a[1] == 0; /* FUTEX_WAIT */
     if (is_futex(nr) && (a[1] & 127) == 1 && (const void *)a[0] == wake_word) /* FUTEX_WAKE */
         __atomic_fetch_add(&futex_wakes, 1, __ATOMIC_RELAXED);
+#ifdef SYS_membarrier
+    if (nr == SYS_membarrier && a[0] == 1 << 3) /* MEMBARRIER_CMD_PRIVATE_EXPEDITED */
+        __atomic_fetch_add(&process_barriers, 1, __ATOMIC_RELAXED);
+#endif
     if (is_wait) {
         __atomic_fetch_add(&futex_waits, 1, __ATOMIC_RELAXED);
         record_timeout(nr, (const void *)a[3]);
@@ -141,6 +146,29 @@ static void *write_after_30ms(void *arg) {
 }
 
 /* ---- tests -------------------------------------------------------------------- */
+
+static int skip_message(void *user, const void *data, size_t len) {
+    (void)user, (void)data, (void)len;
+    return 0;
+}
+
+/* A consumer whose producer publishes to it without a fence (this process: membarrier, where the
+   kernel has it) makes every CPU of the process fence before its last look, and sleeps; else the
+   producer's fenceless publish could be missed by that look and never woken for. */
+TEST(a_sleeper_its_producer_publishes_to_without_a_fence_calls_membarrier_before_sleeping) {
+#ifdef SYS_membarrier
+    long cmds = syscall(SYS_membarrier, 0, 0, 0); /* MEMBARRIER_CMD_QUERY */
+    int fenceless = cmds > 0 && (cmds & (1 << 3)) != 0;
+#else
+    int fenceless = 0;
+#endif
+    setup();
+    CHECK_EQ(shared_ring_write_str(&prod, "a", 0), SHARED_RING_OK); /* answers the attach */
+    CHECK_EQ(shared_ring_read_some(&cons, skip_message, NULL), 1);
+    process_barriers = 0;
+    CHECK_EQ(shared_ring_wait(&cons, 20000000u), SHARED_RING_TIMEOUT); /* slept */
+    CHECK_EQ(process_barriers >= 1, fenceless);
+}
 
 /* A real-time side's calls make no system call, but its detach is not one of them: a consumer
    asleep on its word gets the wake-up call (else it would hear of the detach only at its next
@@ -280,6 +308,7 @@ TEST(wait_any_whose_clock_call_is_refused_sleeps_as_without_futex_waitv) {
 
 int main(void) {
     RUN(a_realtime_producers_detach_wakes_a_consumer_asleep_on_its_word);
+    RUN(a_sleeper_its_producer_publishes_to_without_a_fence_calls_membarrier_before_sleeping);
     RUN(futex_wait_is_given_the_timeout_in_the_kernels_own_layout);
     RUN(timeout_beyond_a_32_bit_time_t_is_clamped_not_refused);
     RUN(forever_waits_without_a_timeout);
