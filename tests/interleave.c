@@ -271,6 +271,15 @@ static long model_syscall(long nr, ...) {
         return syscall(SYS_futex_waitv, waiters, n, flags, until, clock);
     }
 #endif
+#ifdef SYS_membarrier
+    if (nr == SYS_membarrier) { /* a sleeper's barrier for a fenceless peer: the kernel's */
+        int cmd = va_arg(ap, int);
+        unsigned flags = va_arg(ap, unsigned);
+        int cpu = va_arg(ap, int);
+        va_end(ap);
+        return syscall(nr, cmd, flags, cpu);
+    }
+#endif
 #ifdef SRNG_HAVE_WAITV
     if (nr == SRNG_SYS_CLOCK64) { /* wait_any's deadline: the kernel's clock */
         int clock = va_arg(ap, int);
