@@ -3326,16 +3326,16 @@ static int srng_block(shared_ring_side *s, srng_au32 *word, srng_au32 *peer, srn
     return r;
 }
 
-/* Attach, adopt and detach wake a sleeping peer the way it sleeps, even from a real-time side:
-   they are not among its calls that make no system call, and a peer that went to sleep trusting
-   our predecessor's wake-ups would otherwise sleep to its timeout. The call a real-time side's
-   other calls would not make: */
+/* The wake-up call a real-time side's own calls never make; attach, adopt and detach make it. */
 static void srng_wake_from_realtime(shared_ring_side *s, srng_au32 *word) {
     if (SRNG_OS_SLEEP == SRNG_SLEEPS_NAPS) return;
     s->stats.wakes++;
     srng_os_wake(word);
 }
 
+/* Attach, adopt and detach wake a sleeping peer the way it sleeps, even from a real-time side:
+   they are not among its calls that make no system call, and a peer that went to sleep trusting
+   our predecessor's wake-ups would otherwise sleep to its timeout. */
 static void srng_wake_sleeper_now(shared_ring_side *s, srng_au32 *word) {
     uint32_t was = SRNG_LOAD(word, relaxed);
     if (!s->realtime) {

@@ -165,7 +165,8 @@ TEST(a_sleeper_its_producer_publishes_to_without_a_fence_calls_membarrier_before
     CHECK_EQ(shared_ring_write_str(&prod, "a", 0), SHARED_RING_OK); /* answers the attach */
     CHECK_EQ(shared_ring_read_some(&cons, skip_message, NULL), 1);
     fenceless = (int)prod.s.fenceless; /* the producer's choice for this consumer */
-    if (!fenceless) printf("os_wait: the producer fences here (no membarrier): checked that no barrier is made\n");
+    if (!fenceless)
+        printf("os_wait: the producer fences here (no membarrier): checked that none is made\n");
     process_barriers = 0;
     waits_before_barrier = -1;
     CHECK_EQ(shared_ring_wait(&cons, 20000000u), SHARED_RING_TIMEOUT); /* slept */
