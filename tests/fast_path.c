@@ -23,6 +23,13 @@ static void fast_fence(void) {
 }
 #define SRNG_FENCE() fast_fence()
 
+/* Write prefetches (SRNG_PREFETCHW), the inline path's and the implementation's (tests/impl.c). */
+extern const void *test_prefetched[64];
+extern int test_prefetches;
+#define SRNG_PREFETCHW(addr) \
+    __atomic_store_n(&test_prefetched[__atomic_fetch_add(&test_prefetches, 1, __ATOMIC_RELAXED) & 63], \
+                     (const void *)(addr), __ATOMIC_RELAXED)
+
 #include "../shared_ring.h"
 #include "harness.h"
 
@@ -115,6 +122,66 @@ TEST(a_record_ending_beyond_a_capacity_past_read_pos_is_err_corrupt_inline_too) 
     s.count = 0;
     CHECK_EQ(shared_ring_read_some(&c, record, &s), SHARED_RING_ERR_CORRUPT);
     CHECK_EQ(s.count, 0);
+}
+
+/* Does the CPU have PREFETCHW? Asked here, not of the header. */
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+static int cpu_has_prefetchw(void) {
+    unsigned a, b, c, d;
+    return __get_cpuid(0x80000001u, &a, &b, &c, &d) && (c & (1u << 8)) != 0;
+}
+#else
+static int cpu_has_prefetchw(void) { return 0; }
+#endif
+
+static size_t fill_64(void *user, void *dst, size_t max_len) {
+    (void)user;
+    memset(dst, 'f', 64);
+    return max_len >= 64 ? 64 : max_len + 1;
+}
+
+/* After an empty message, read (the producer has chosen its barrier: it saw the consumer's
+   attach), thirteen 64-byte messages (72-byte records) by write_bytes (inline) or by write (the
+   implementation's path): a publish that fences prefetches, for writing, the line 512 bytes past
+   its record while that line lies in the known free room (1008 bytes at first, 72 less a record:
+   the first 6 records). An unfenced publish (to a consumer in this process) and a CPU without
+   PREFETCHW prefetch nothing. `how`: 0 write_bytes, 1 write, 2 write_bytes corked, published by
+   uncork (the implementation's publish, fenced or not). */
+static void write_thirteen_and_check_the_prefetches(int how) {
+    static const char msg[64];
+    seen s = { 0 };
+    int i, expect_from;
+    CHECK_EQ(shared_ring_write_bytes(&p, msg, 0, 0), SHARED_RING_OK); /* [0, 8) */
+    CHECK_EQ(shared_ring_read_some(&c, record, &s), 1);
+    expect_from = !p.s.fenceless && cpu_has_prefetchw() ? 6 : 0;
+    __atomic_store_n(&test_prefetches, 0, __ATOMIC_RELAXED);
+    for (i = 1; i <= 13; i++) {
+        if (how == 2) CHECK_EQ(shared_ring_cork(&p), SHARED_RING_OK);
+        CHECK_EQ(how == 1 ? shared_ring_write(&p, sizeof msg, fill_64, NULL, 0)
+                          : shared_ring_write_bytes(&p, msg, sizeof msg, 0),
+                 SHARED_RING_OK);
+        if (how == 2) CHECK_EQ(shared_ring_uncork(&p), SHARED_RING_OK);
+        CHECK_EQ(__atomic_load_n(&test_prefetches, __ATOMIC_RELAXED),
+                 i < expect_from ? i : expect_from);
+        if (i <= expect_from)
+            CHECK(test_prefetched[i - 1] == region + SHARED_RING_HEADER_SIZE + 8 + 72 * i + 512);
+    }
+}
+
+TEST(a_fenced_inline_write_prefetches_the_line_512_bytes_on_within_the_free_room) {
+    setup();
+    write_thirteen_and_check_the_prefetches(0);
+}
+
+TEST(a_fenced_write_with_a_fill_callback_prefetches_the_line_512_bytes_on_within_the_free_room) {
+    setup();
+    write_thirteen_and_check_the_prefetches(1);
+}
+
+TEST(a_fenced_uncork_prefetches_the_line_512_bytes_on_within_the_free_room) {
+    setup();
+    write_thirteen_and_check_the_prefetches(2);
 }
 
 static int call_back_in(void *user, const void *data, size_t len) {
@@ -388,5 +455,8 @@ int main(void) {
     RUN(an_inline_write_fences_after_storing_write_pos_unless_the_consumer_is_fenceless);
     RUN(an_inline_read_fences_after_storing_read_pos_unless_the_producer_is_fenceless);
     RUN(an_empty_cork_leaves_inline_writes_to_a_fenceless_consumer_unfenced);
+    RUN(a_fenced_inline_write_prefetches_the_line_512_bytes_on_within_the_free_room);
+    RUN(a_fenced_write_with_a_fill_callback_prefetches_the_line_512_bytes_on_within_the_free_room);
+    RUN(a_fenced_uncork_prefetches_the_line_512_bytes_on_within_the_free_room);
     return harness_summary("fast path");
 }

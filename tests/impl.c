@@ -6,4 +6,12 @@
 #define SHARED_RING_SHM
 #define SHARED_RING_NOTIFIER
 #define SHARED_RING_IMPLEMENTATION
+
+/* The implementation's write prefetches, recorded (tests/fast_path.c reads them, and records its
+   inline path's in the same place). */
+const void *test_prefetched[64];
+int test_prefetches;
+#define SRNG_PREFETCHW(addr) \
+    __atomic_store_n(&test_prefetched[__atomic_fetch_add(&test_prefetches, 1, __ATOMIC_RELAXED) & 63], \
+                     (const void *)(addr), __ATOMIC_RELAXED)
 #include "../shared_ring.h"
