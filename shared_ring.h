@@ -1253,13 +1253,15 @@ enum {
 /* The inline fast path (GCC and Clang: the hot path, below the
    declarations). Private, exported for it: answer a peer found asleep (or
    just attached) on its sleeping word; go on reading from a record the
-   fast path leaves to the implementation, after it delivered `delivered`. */
+   fast path leaves to the implementation, after it delivered `delivered`;
+   prefetch ahead before a fenced publish. */
 #if (defined(__GNUC__) || defined(__clang__)) && !defined(_MSC_VER)
 #define SRNG_FAST_PATH 1
 #endif
 SHARED_RING_API void srng_answer(shared_ring_side *s, void *word);
 SHARED_RING_API int srng_read_rest(shared_ring_consumer *c, shared_ring_read_fn fn, void *user,
                                    int delivered);
+SHARED_RING_API void srng_fenced_prefetch(const shared_ring_producer *p);
 
 #ifdef __cplusplus
 }
@@ -1521,17 +1523,6 @@ SRNG_INLINE void srng_count_message(shared_ring_stats *st, size_t len) {
    write_pos, and look at the consumer's sleeping word: after a fence, or
    when fenceless after the compiler's barrier only (the sleeper's
    membarrier fences). `fenced` and `skip` are constants at each call. */
-/* A publish that fences waits there for every store of its record to reach our cache, and a line
-   last held by the consumer's core, or by the L3, makes that wait long. So it asks for the line
-   SRNG_PREFETCH_AHEAD bytes on, for writing, records before it is written (64-byte messages
-   between processes: 1.2-1.7x; docs/benchmarks.md). Only within the known free room (fast_left,
-   this record already taken off): past it lies what the consumer has yet to read. */
-#define SRNG_PREFETCH_AHEAD 512u
-SRNG_INLINE void srng_prefetch_ahead(const shared_ring_producer *p) {
-    if (p->prefetch_w && p->fast_left > SRNG_PREFETCH_AHEAD)
-        SRNG_PREFETCHW(srng_slot(&p->s, p->write_pos + SRNG_PREFETCH_AHEAD));
-}
-
 SRNG_INLINE void srng_publish_direct(shared_ring_producer *p, uint64_t pos, unsigned char *payload,
                                      size_t len, uint32_t skip, int fenced) {
     uint64_t rec = srng_record_size(len) + skip, next = pos + rec;
@@ -1550,7 +1541,7 @@ SRNG_INLINE void srng_publish_direct(shared_ring_producer *p, uint64_t pos, unsi
     p->write_pos = next; /* and, while direct, implicitly published */
     if (fenced) p->published = next;
     p->fast_left -= rec; /* the caller found it this long at least */
-    if (fenced) srng_prefetch_ahead(p);
+    if (fenced) srng_fenced_prefetch(p);
     SRNG_STORE(srng_u64_at(region, SRNG_OFF_WRITE_POS), next, release);
     SRNG_SCHED_POINT("publish");
     if (fenced)
@@ -4063,6 +4054,20 @@ SRNG_INLINE int srng_producer_ok(const shared_ring_producer *p) {
 
 /* Tell the consumer how far we published (it reads this only when it finds no record: to tell
    "empty" from "corrupt", and for inspection) and wake it if it sleeps. */
+/* A publish that fences waits there for every store of its record to reach our cache, and a line
+   last held by the consumer's core, or by the L3, makes that wait long. So it asks for the line
+   SRNG_PREFETCH_AHEAD bytes on, for writing, records before it is written (64-byte messages
+   between processes: 1.2-1.7x; docs/benchmarks.md). Only within the known free room (fast_left,
+   this record already taken off): past it lies what the consumer has yet to read. Out of line:
+   inlined, its instructions cost the unfenced path in the same loop up to 4 a message (register
+   allocation; make instructions), and a call before a fence costs nothing. */
+#define SRNG_PREFETCH_AHEAD 512u
+SRNG_NOINLINE void srng_prefetch_ahead(const shared_ring_producer *p) {
+    if (p->prefetch_w && p->fast_left > SRNG_PREFETCH_AHEAD)
+        SRNG_PREFETCHW(srng_slot(&p->s, p->write_pos + SRNG_PREFETCH_AHEAD));
+}
+SHARED_RING_API void srng_fenced_prefetch(const shared_ring_producer *p) { srng_prefetch_ahead(p); }
+
 SRNG_INLINE void srng_announce_end(shared_ring_producer *p) {
     unsigned char *region = p->s.region;
     SRNG_STORE(srng_u64_at(region, SRNG_OFF_WRITE_POS), p->published, release);
