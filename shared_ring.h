@@ -1313,12 +1313,16 @@ SHARED_RING_API void srng_fenced_prefetch(const shared_ring_producer *p);
 #if defined(__SANITIZE_THREAD__)
 #define SRNG_TSAN 1
 #endif
+/* GCC or Clang compiling x86 code (ARM64EC defines __x86_64__ but runs Arm code). */
+#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__)) && \
+    !defined(_M_ARM64EC) && !defined(__arm64ec__)
+#define SRNG_X86_ASM 1
+#endif
 #if defined(SRNG_FENCE) /* a test's own, which watches each fence */
-#elif defined(_M_ARM64EC) || defined(__arm64ec__) /* Arm code, though __x86_64__ is defined */
-#elif (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__) && !defined(SRNG_TSAN)
+#elif defined(SRNG_X86_ASM) && defined(__x86_64__) && !defined(SRNG_TSAN)
 #define SRNG_FENCE() \
     __asm__ __volatile__("lock {orq $0, (%%rsp)|or qword ptr [rsp], 0}" ::: "memory", "cc")
-#elif (defined(__GNUC__) || defined(__clang__)) && defined(__i386__) && !defined(SRNG_TSAN)
+#elif defined(SRNG_X86_ASM) && !defined(SRNG_TSAN) /* i386 */
 #define SRNG_FENCE() \
     __asm__ __volatile__("lock {orl $0, (%%esp)|or dword ptr [esp], 0}" ::: "memory", "cc")
 #endif
@@ -1415,19 +1419,6 @@ typedef _Atomic uint32_t srng_au32;
 #define SRNG_PREFETCH(addr) ((void)(addr))
 #endif
 #endif
-/* x86's PREFETCHW: the line in our cache for writing, other copies dropped. Some older x86 CPUs
-   fault on it: used only where the producer's attach found it (srng_cpu_prefetchw). */
-#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__)) && \
-    !defined(_M_ARM64EC) && !defined(__arm64ec__)
-#define SRNG_X86_ASM 1
-#endif
-#if !defined(SRNG_PREFETCHW) /* a test may watch it */
-#if defined(SRNG_X86_ASM)
-#define SRNG_PREFETCHW(addr) __asm__ __volatile__("prefetchw %0" : : "m"(*(const char *)(addr)))
-#else
-#define SRNG_PREFETCHW(addr) ((void)(addr))
-#endif
-#endif
 
 SRNG_INLINE srng_au64 *srng_u64_at(unsigned char *region, unsigned off) {
     return SRNG_PUN(srng_au64 *, region + off);
@@ -1519,7 +1510,8 @@ SRNG_INLINE void srng_count_message(shared_ring_stats *st, size_t len) {
    of `skip` bytes (an aligned claim's). Count it; zero the word after it,
    where the consumer looks next (it must not find an earlier lap's bytes
    there); store its header (release: after the payload), and the filler's
-   after it (a consumer that sees the filler sees the record); then
+   after it (a consumer that sees the filler sees the record); when fenced,
+   prefetch ahead (srng_fenced_prefetch); then
    write_pos, and look at the consumer's sleeping word: after a fence, or
    when fenceless after the compiler's barrier only (the sleeper's
    membarrier fences). `fenced` and `skip` are constants at each call. */
@@ -1948,17 +1940,6 @@ static uint32_t srng_max_message_for(uint64_t cap) {
     uint64_t m = cap / 2u - SRNG_REC_HEADER;
     return m < SRNG_MAX_MESSAGE_LIMIT ? SRNG_CAST(uint32_t, m) : SRNG_MAX_MESSAGE_LIMIT;
 }
-
-/* Has this CPU PREFETCHW (CPUID 0x80000001, ECX bit 8)? Asked by each producer's attach. */
-#if defined(SRNG_X86_ASM)
-#include <cpuid.h>
-static uint32_t srng_cpu_prefetchw(void) {
-    unsigned a, b, c, d;
-    return __get_cpuid(0x80000001u, &a, &b, &c, &d) != 0 && (c & (1u << 8)) != 0u ? 1u : 0u;
-}
-#else
-static uint32_t srng_cpu_prefetchw(void) { return 0; }
-#endif
 
 /* ---- clock and CPU/OS waiting -------------------------------------------- */
 #if defined(_WIN32)
@@ -3656,6 +3637,38 @@ static void srng_update_fast_left(shared_ring_producer *p) {
     p->fast_left = p->full_latched ? 0u : room;
 }
 
+/* A publish that fences waits there for every store of its record to reach our cache, and a line
+   last held by the consumer's core, or by the L3, makes that wait long. So it asks for the line
+   SRNG_PREFETCH_AHEAD bytes on, for writing, records before it is written (64-byte messages
+   between processes: 1.07-1.66x in paired runs; docs/benchmarks.md). x86's PREFETCHW only (some
+   older x86 CPUs fault on it: the producer's attach asks CPUID), and only a line that lies wholly
+   in the known free room (fast_left, this record already taken off): one the consumer has yet to
+   read would cost it a miss (a hint changes no data either way). Out of line: inlined, its
+   instructions cost the unfenced path in the same loop up to 4 a message (register allocation;
+   make instructions); a call before a fence costs nothing. */
+#define SRNG_PREFETCH_AHEAD 512u
+#if defined(SRNG_X86_ASM) && !defined(_WIN32) /* <cpuid.h>'s __cpuid clashes with <intrin.h>'s */
+#include <cpuid.h>
+static uint32_t srng_cpu_prefetchw(void) { /* CPUID 0x80000001, ECX bit 8 */
+    unsigned a, b, c, d;
+    return __get_cpuid(0x80000001u, &a, &b, &c, &d) != 0 && (c & (1u << 8)) != 0u ? 1u : 0u;
+}
+#if !defined(SRNG_PREFETCHW) /* a test may watch it */
+#define SRNG_PREFETCHW(addr) \
+    __asm__ __volatile__("prefetchw %0" : : "m"(*SRNG_PUN(const char *, addr)))
+#endif
+#else
+static uint32_t srng_cpu_prefetchw(void) { return 0; }
+#endif
+#if !defined(SRNG_PREFETCHW)
+#define SRNG_PREFETCHW(addr) ((void)(addr))
+#endif
+SRNG_NOINLINE void srng_prefetch_ahead(const shared_ring_producer *p) {
+    if (p->prefetch_w && p->fast_left >= SRNG_PREFETCH_AHEAD + 64u)
+        SRNG_PREFETCHW(srng_slot(&p->s, p->write_pos + SRNG_PREFETCH_AHEAD));
+}
+SHARED_RING_API void srng_fenced_prefetch(const shared_ring_producer *p) { srng_prefetch_ahead(p); }
+
 /* Called after every change of cork_depth or published: srng_finish tests one word per message. */
 static void srng_update_direct(shared_ring_producer *p) {
     p->direct = p->s.fenceless && p->cork_depth == 0 && p->published == p->write_pos;
@@ -4054,20 +4067,6 @@ SRNG_INLINE int srng_producer_ok(const shared_ring_producer *p) {
 
 /* Tell the consumer how far we published (it reads this only when it finds no record: to tell
    "empty" from "corrupt", and for inspection) and wake it if it sleeps. */
-/* A publish that fences waits there for every store of its record to reach our cache, and a line
-   last held by the consumer's core, or by the L3, makes that wait long. So it asks for the line
-   SRNG_PREFETCH_AHEAD bytes on, for writing, records before it is written (64-byte messages
-   between processes: 1.2-1.7x; docs/benchmarks.md). Only within the known free room (fast_left,
-   this record already taken off): past it lies what the consumer has yet to read. Out of line:
-   inlined, its instructions cost the unfenced path in the same loop up to 4 a message (register
-   allocation; make instructions), and a call before a fence costs nothing. */
-#define SRNG_PREFETCH_AHEAD 512u
-SRNG_NOINLINE void srng_prefetch_ahead(const shared_ring_producer *p) {
-    if (p->prefetch_w && p->fast_left > SRNG_PREFETCH_AHEAD)
-        SRNG_PREFETCHW(srng_slot(&p->s, p->write_pos + SRNG_PREFETCH_AHEAD));
-}
-SHARED_RING_API void srng_fenced_prefetch(const shared_ring_producer *p) { srng_prefetch_ahead(p); }
-
 SRNG_INLINE void srng_announce_end(shared_ring_producer *p) {
     unsigned char *region = p->s.region;
     SRNG_STORE(srng_u64_at(region, SRNG_OFF_WRITE_POS), p->published, release);
@@ -4082,7 +4081,7 @@ SRNG_INLINE void srng_publish(shared_ring_producer *p) {
     SRNG_STORE(srng_slot(&p->s, p->published), p->pending, release);
     p->published = p->write_pos;
     srng_update_direct(p);
-    if (!p->s.fenceless) srng_prefetch_ahead(p);
+    if (!p->s.fenceless) srng_fenced_prefetch(p);
     srng_announce_end(p);
 }
 

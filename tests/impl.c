@@ -7,8 +7,8 @@
 #define SHARED_RING_NOTIFIER
 #define SHARED_RING_IMPLEMENTATION
 
-/* The implementation's write prefetches, recorded (tests/fast_path.c reads them, and records its
-   inline path's in the same place). */
+/* The implementation's write prefetches, recorded instead of made (tests/fast_path.c reads
+   them). */
 const void *test_prefetched[64];
 int test_prefetches;
 #define SRNG_PREFETCHW(addr) \
