@@ -269,7 +269,8 @@
    sleeps in timer ticks (15.6 ms unless timeBeginPeriod): a wait may overrun by up to a tick.
 
    Asymmetric barriers. "Store my position, then load the peer's sleeping word" needs a full fence,
-   or both sides can miss each other; on x86 it halved throughput at 64 B. Between two threads of
+   or both sides can miss each other; on x86 it halved throughput at 64 B (0.92-0.96x since it
+   prefetches ahead: srng_prefetch_ahead). Between two threads of
    one Linux process the fence moves to the cold side: a side publishes without one to a peer the
    kernel places in its own process (same pid, same pid namespace) and writes that peer's attach id
    in its fenceless_for word; the peer, about to sleep, calls
@@ -3019,7 +3020,8 @@ static int srng_peer_left(shared_ring_side *s) {
 /* ---- barriers: who fences ---------------------------------------------------
    A side that publishes a position must then look whether the peer sleeps: "store, then load"
    needs a full fence, or both sides can miss each other and the sleeper never wakes. On x86 that
-   fence waits for every store of the message just written (it halved throughput at 64 B). Between
+   fence waits for every store of the message just written (it halved throughput at 64 B; 0.92-0.96x
+   with the prefetch ahead). Between
    threads of one process the fence moves to the rare side about to sleep: on Linux,
    membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) makes every CPU running a thread of this process
    execute a full barrier, so the sleeper issues it before its last re-check and the publisher
@@ -3643,9 +3645,10 @@ static void srng_update_fast_left(shared_ring_producer *p) {
    between processes: 1.07-1.66x in paired runs; docs/benchmarks.md). x86's PREFETCHW only (some
    older x86 CPUs fault on it: the producer's attach asks CPUID), and only a line that lies wholly
    in the known free room (fast_left, this record already taken off): one the consumer has yet to
-   read would cost it a miss (a hint changes no data either way). Out of line: inlined, its
-   instructions cost the unfenced path in the same loop up to 4 a message (register allocation;
-   make instructions); a call before a fence costs nothing. */
+   read would cost it a miss (a hint changes no data either way). Not on Windows. Out of line:
+   inlined, its instructions cost the unfenced path in the same loop 3 (gcc) or 4 (clang)
+   instructions a message (register allocation; make instructions); the call costs a fenced
+   publish nothing measurable (0.99x, paired). */
 #define SRNG_PREFETCH_AHEAD 512u
 #if defined(SRNG_X86_ASM) && !defined(_WIN32) /* <cpuid.h>'s __cpuid clashes with <intrin.h>'s */
 #include <cpuid.h>
