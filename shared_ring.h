@@ -352,8 +352,8 @@
                                friends).
    SHARED_RING_NOTIFIER_PIPES  implementation file only: notifier ends are pipes, not eventfds,
                                on Linux too.
-   SHARED_RING_NO_INLINE       any file: no inline fast path for write_bytes and read_some
-                               (every call is a call).
+   SHARED_RING_NO_INLINE       any file: no inline fast path for write_bytes, claim, commit,
+                               read_some and read (every call is a call).
    SHARED_RING_NO_MEMBARRIER   implementation file only: never publish without a fence (no
                                membarrier registration on Linux).
    SHARED_RING_SHM_MODE        implementation file only: the mode of objects shared_ring_shm_open
@@ -915,8 +915,9 @@ SHARED_RING_API int shared_ring_read_some(shared_ring_consumer *c, shared_ring_r
    producer run ahead for up to the trail_ns option (see "Trailing"; never longer than timeout_ns,
    never with timeout_ns 0). Consumer side; blocks. Returns: a count >= 1; EMPTY; TIMEOUT;
    PEER_GONE (no message, and the producer's process died); CLOSED, ERR_ARG (as read_some);
-   ERR_STATE; ERR_CORRUPT (also: the region was formatted anew under the handle, or a record the
-   wait saw was gone when read: never EMPTY after a wait that found one); ERR_HANDLE. */
+   ERR_STATE; ERR_CORRUPT (also: its wait found the region formatted anew under the handle, or a
+   record the wait saw was gone when read: never EMPTY after a wait that found one); ERR_HANDLE.
+   With messages there and not trailing, it costs what read_some does (the inline fast path). */
 SHARED_RING_API int shared_ring_read(shared_ring_consumer *c, shared_ring_read_fn fn, void *user,
                                      uint64_t timeout_ns);
 
@@ -1254,14 +1255,15 @@ enum {
 /* The inline fast path (GCC and Clang: the hot path, below the
    declarations). Private, exported for it: answer a peer found asleep (or
    just attached) on its sleeping word; go on reading from a record the
-   fast path leaves to the implementation, after it delivered `delivered`;
-   prefetch ahead before a fenced publish. */
+   fast path leaves to the implementation, after it delivered `delivered`
+   (a read_some, or a blocking read with its timeout); prefetch ahead
+   before a fenced publish. */
 #if (defined(__GNUC__) || defined(__clang__)) && !defined(_MSC_VER)
 #define SRNG_FAST_PATH 1
 #endif
 SHARED_RING_API void srng_answer(shared_ring_side *s, void *word);
 SHARED_RING_API int srng_read_rest(shared_ring_consumer *c, shared_ring_read_fn fn, void *user,
-                                   int delivered);
+                                   int delivered, int blocking, uint64_t timeout_ns);
 SHARED_RING_API void srng_fenced_prefetch(const shared_ring_producer *p);
 
 #ifdef __cplusplus
@@ -1275,13 +1277,14 @@ SHARED_RING_API void srng_fenced_prefetch(const shared_ring_producer *p);
 /* ======================================================================== */
 /* ---- the hot path (private): the record format, publish, release ---------
    One copy, used by the implementation and by the inline fast path: with
-   GCC and Clang, write_bytes, claim, commit and read_some in their common
-   case run inline in the caller, wherever the implementation was compiled,
-   so a program that builds it in a file of its own (the stb way) pays no
-   call for them. The common case: an open handle, a message that fits in
-   the room the handle already knows is free, no cork, a plain claim, and
-   for reads records that need no special care (no padding, no filler, not
-   the lap's last). Every other case, and every call through a function
+   GCC and Clang, write_bytes, claim, commit, read_some and read in their
+   common case run inline in the caller, wherever the implementation was
+   compiled, so a program that builds it in a file of its own (the stb way)
+   pays no call for them. The common case: an open handle, a message that
+   fits in the room the handle already knows is free, no cork, a plain
+   claim, and for reads records that need no special care (no padding, no
+   filler, not the lap's last), there now (a blocking read that does not
+   trail: it would not wait). Every other case, and every call through a function
    pointer (&shared_ring_write_bytes is the function), goes to the
    implementation. Compiled in the implementation's file, and in every file
    that has the fast path; SHARED_RING_NO_INLINE turns the fast path off (in
@@ -1677,16 +1680,33 @@ static inline int srng_commit_fast(shared_ring_producer *p, size_t len) {
     return (shared_ring_commit)(p, len);
 }
 
-/* The messages srng_scan takes, then the release; anything else (padding,
-   a filler, the lap's last record, one to refuse, nothing at all) goes on
-   in the implementation, in the same call. */
-static inline int srng_read_some_fast(shared_ring_consumer *c, shared_ring_read_fn fn,
-                                      void *user) {
+/* Is the region still the ring the handle attached to? A format under a live handle (misuse)
+   leaves the old ring's records in place: read, whose wait always asked, says ERR_CORRUPT rather
+   than deliver them. A word written at format time only: the line stays in our cache. */
+SRNG_INLINE int srng_ring_id_holds(const shared_ring_side *s) {
+    return SRNG_LOAD(srng_u64_at(s->region, SRNG_OFF_RING_ID), relaxed) == s->ring_id;
+}
+
+/* The whole call out of line: read_some, or (`blocking`) read. */
+SRNG_INLINE int srng_read_out_of_line(shared_ring_consumer *c, shared_ring_read_fn fn, void *user,
+                                      int blocking, uint64_t timeout_ns) {
+    return blocking ? (shared_ring_read)(c, fn, user, timeout_ns)
+                    : (shared_ring_read_some)(c, fn, user);
+}
+
+/* read_some, and read (`blocking`) when messages are there and it does not trail (it would
+   neither wait nor count a wait): the messages srng_scan takes, then the release; a record it
+   leaves after some (padding, a filler, the lap's last record, one to refuse) goes on in the
+   implementation, in the same call. Finding none, or a trailing read (it holds off first), goes
+   there whole. */
+SRNG_INLINE int srng_read_fast(shared_ring_consumer *c, shared_ring_read_fn fn, void *user,
+                               int blocking, uint64_t timeout_ns) {
     srng_reading r;
     uint64_t limit_left;
     int why;
-    if (c == SHARED_RING_NULLPTR || c->s.open != SRNG_CONSUMER_MAGIC || fn == SHARED_RING_NULLPTR)
-        return (shared_ring_read_some)(c, fn, user);
+    if (c == SHARED_RING_NULLPTR || c->s.open != SRNG_CONSUMER_MAGIC || fn == SHARED_RING_NULLPTR ||
+        (blocking && (c->trailing || !srng_ring_id_holds(&c->s))))
+        return srng_read_out_of_line(c, fn, user, blocking, timeout_ns);
     r.pos = c->peek_pos;
     r.off = r.pos & c->s.mask;
     r.left = c->s.capacity - r.off;                     /* to the end of the lap */
@@ -1704,11 +1724,21 @@ static inline int srng_read_some_fast(shared_ring_consumer *c, shared_ring_read_
     c->s.stats.messages += SRNG_CAST(uint64_t, r.count);
     c->s.stats.bytes += r.bytes;
     c->s.stats.largest = r.largest;
-    if (why == SRNG_SCAN_OTHER) return srng_read_rest(c, fn, user, r.count);
-    if (r.count == 0) return (shared_ring_read_some)(c, fn, user);
+    if (why == SRNG_SCAN_OTHER) return srng_read_rest(c, fn, user, r.count, blocking, timeout_ns);
+    if (r.count == 0) return srng_read_out_of_line(c, fn, user, blocking, timeout_ns);
     c->peeked = 0;
     srng_release_to(c, r.pos);
     return r.count;
+}
+
+static inline int srng_read_some_fast(shared_ring_consumer *c, shared_ring_read_fn fn,
+                                      void *user) {
+    return srng_read_fast(c, fn, user, 0, 0u);
+}
+
+static inline int srng_read_blocking_fast(shared_ring_consumer *c, shared_ring_read_fn fn,
+                                          void *user, uint64_t timeout_ns) {
+    return srng_read_fast(c, fn, user, 1, timeout_ns);
 }
 
 /* In every file, the implementation's too: a single-file program (the
@@ -1719,6 +1749,7 @@ static inline int srng_read_some_fast(shared_ring_consumer *c, shared_ring_read_
 #define shared_ring_write_bytes(p, data, len, timeout_ns) \
     srng_write_bytes_fast(p, data, len, timeout_ns)
 #define shared_ring_read_some(c, fn, user) srng_read_some_fast(c, fn, user)
+#define shared_ring_read(c, fn, user, timeout_ns) srng_read_blocking_fast(c, fn, user, timeout_ns)
 #define shared_ring_claim(p, len, out, timeout_ns) srng_claim_fast(p, len, out, timeout_ns)
 #define shared_ring_commit(p, len) srng_commit_fast(p, len)
 #endif
@@ -4636,16 +4667,17 @@ SHARED_RING_API int(shared_ring_read_some)(shared_ring_consumer *c, shared_ring_
 
 #ifdef SRNG_FAST_PATH
 /* The fast path stopped at a record it leaves to us (padding, the lap's last record, one to
-   refuse) after delivering `delivered` messages: go on in the same call, as read_some would have,
-   so the caller sees one count (or ERR_CORRUPT) for the whole call. */
+   refuse) after delivering `delivered` messages: go on in the same call, as read_some (or, if
+   `blocking`, read) would have, so the caller sees one count (or ERR_CORRUPT) for the whole call.
+   None at all (only padding so far): the whole call, in which a blocking read waits. */
 SHARED_RING_API int srng_read_rest(shared_ring_consumer *c, shared_ring_read_fn fn, void *user,
-                                   int delivered) {
+                                   int delivered, int blocking, uint64_t timeout_ns) {
     int r = srng_deliver(c, fn, user, 8u * SRNG_CAST(uint64_t, INT_MAX - delivered));
+    /* Before any release: a read that then times out has released nothing, peeked ones neither */
+    if (delivered == 0 && r == 0) return srng_read_out_of_line(c, fn, user, blocking, timeout_ns);
     c->peeked = 0;
     srng_release_to(c, c->peek_pos);
-    if (r < 0) return r;
-    if (delivered + r == 0) return (shared_ring_read_some)(c, fn, user); /* EMPTY and the like */
-    return delivered + r;
+    return r < 0 ? r : delivered + r;
 }
 #endif
 
@@ -4780,8 +4812,8 @@ static int srng_read_trailing(shared_ring_consumer *c, shared_ring_read_fn fn, v
     return r;
 }
 
-SHARED_RING_API int shared_ring_read(shared_ring_consumer *c, shared_ring_read_fn fn, void *user,
-                                     uint64_t timeout_ns) {
+SHARED_RING_API int(shared_ring_read)(shared_ring_consumer *c, shared_ring_read_fn fn, void *user,
+                                      uint64_t timeout_ns) {
     uint64_t waits, wait_ns, left;
     int r = srng_consumer_ok(c);
     if (r != SHARED_RING_OK) return r;

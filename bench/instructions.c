@@ -16,7 +16,9 @@
 
    Built with -DCLAIM_LOOP, each message is shared_ring_claim + memcpy +
    commit instead (a build of its own, so that the write loop's code, and
-   what the compiler inlines into it, stays as it is).
+   what the compiler inlines into it, stays as it is); with
+   -DBLOCKING_READ, the drain is one shared_ring_read (the messages are
+   there: it never waits).
 
    Build against another copy of the header with
    -DSHARED_RING_HEADER='"path/to/shared_ring.h"' to compare versions. */
@@ -68,7 +70,11 @@ RUN_LOOP_ATTRIBUTES uint64_t run_loop(shared_ring_producer *p, shared_ring_consu
             shared_ring_write_bytes(p, msg, size, 0);
 #endif
         }
+#ifdef BLOCKING_READ
+        delivered += (uint64_t)shared_ring_read(c, take, s, SHARED_RING_FOREVER);
+#else
         delivered += (uint64_t)shared_ring_read_some(c, take, s);
+#endif
     }
     return delivered;
 }

@@ -8,7 +8,9 @@
 #   - a read every message (B = 1) and every 16 (B = 16);
 #   - with AERON=path, Aeron's try_claim + memcpy + commit and read in the
 #     same loop (bench/peers/aeron_instructions.c), its ring in the loop's
-#     file and in its own: each build mode of ours against the same of Aeron.
+#     file and in its own: each build mode of ours against the same of Aeron;
+#   - then claim + commit in place of write_bytes, and the blocking
+#     shared_ring_read in place of read_some (own file).
 # INSTR_HEADER=path measures another copy of the header.
 set -eu
 cd "$(dirname "$0")/.."
@@ -34,6 +36,8 @@ build() { # CC OPT NAME: the two shared_ring builds, and Aeron's when given
     $1 -o "$OUT/$3-separate" "$OUT/$3-loop.o" "$OUT/$3-impl.o"
     $1 $flags -DSEPARATE_IMPLEMENTATION -DCLAIM_LOOP -c -o "$OUT/$3-claim.o" bench/instructions.c
     $1 -o "$OUT/$3-claim" "$OUT/$3-claim.o" "$OUT/$3-impl.o"
+    $1 $flags -DSEPARATE_IMPLEMENTATION -DBLOCKING_READ -c -o "$OUT/$3-read.o" bench/instructions.c
+    $1 -o "$OUT/$3-read" "$OUT/$3-read.o" "$OUT/$3-impl.o"
     if [ -n "$aeron" ]; then
         $1 -std=gnu11 $2 $dbg -w -I"$work/c" -c -o "$OUT/$3-aeron-loop.o" \
             "$here/aeron_instructions.c"
@@ -51,7 +55,7 @@ fi
 echo "instructions per 64-byte message, write + read (callgrind, $N messages, one thread)"
 echo "| compiler | B | ring, caller's file | Aeron, caller's file | ring − Aeron | ring, own file (target) | Aeron, own file | ring − Aeron |"
 echo "|---|---:|---:|---:|---:|---:|---:|---:|"
-claims=""
+claims="" reads=""
 for v in "gcc -O2" "gcc -O3" "clang -O2"; do
     set -- $v
     name="$1$2"
@@ -69,6 +73,8 @@ for v in "gcc -O2" "gcc -O3" "clang -O2"; do
         echo "| $1 $2 | $b | $inline | $peer_inline | $diff_inline | $separate | $peer | $diff |"
         claims="$claims| $1 $2 | $b | $(count "$OUT/$name-claim" "$N" 64 "$b") | $separate |
 "
+        reads="$reads| $1 $2 | $b | $(count "$OUT/$name-read" "$N" 64 "$b") | $separate |
+"
     done
 done
 echo
@@ -76,3 +82,8 @@ echo "claim + memcpy + commit in place of write_bytes (own file)"
 echo "| compiler | B | claim + commit | write_bytes |"
 echo "|---|---:|---:|---:|"
 printf '%s' "$claims"
+echo
+echo "shared_ring_read (blocking; the messages are there) in place of read_some (own file)"
+echo "| compiler | B | read | read_some |"
+echo "|---|---:|---:|---:|"
+printf '%s' "$reads"

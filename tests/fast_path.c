@@ -1,6 +1,6 @@
-/* The header's inline fast path (shared_ring_write_bytes, claim, commit
-   and shared_ring_read_some in a file that does not compile the
-   implementation): it gives the same results as the implementation in
+/* The header's inline fast path (shared_ring_write_bytes, claim, commit,
+   shared_ring_read_some and shared_ring_read in a file that does not
+   compile the implementation): it gives the same results as the implementation in
    every case it leaves to it, in the same call. Built with the
    implementation in tests/impl.c. */
 #define _GNU_SOURCE
@@ -249,10 +249,106 @@ TEST(what_the_fast_path_leaves_gets_the_implementations_results) {
 TEST(a_pointer_to_the_function_is_the_implementation) {
     int (*write)(shared_ring_producer *, const void *, size_t, uint64_t) = shared_ring_write_bytes;
     int (*read)(shared_ring_consumer *, shared_ring_read_fn, void *) = shared_ring_read_some;
+    int (*blocking_read)(shared_ring_consumer *, shared_ring_read_fn, void *, uint64_t) =
+        shared_ring_read;
     seen s = { 0 };
     setup();
     CHECK_EQ(write(&p, "x", 1, 0), SHARED_RING_OK);
     CHECK_EQ(read(&c, record, &s), 1);
+    CHECK_EQ(write(&p, "y", 1, 0), SHARED_RING_OK);
+    CHECK_EQ(blocking_read(&c, record, &s, 0), 1);
+}
+
+static void watch_fences(void);
+
+/* A blocking read that finds messages there neither waits nor counts a
+   wait: it reads them all inline, as read_some does. Inline is seen from
+   outside only in the fenced build (the producer is not fenceless there):
+   the fence after its read_pos store is this file's, which the
+   implementation's is not. */
+TEST(a_blocking_read_with_messages_there_reads_them_all_inline) {
+    seen s = { 0 };
+    shared_ring_stats st;
+    uint64_t read_pos;
+    setup();
+    CHECK_EQ(shared_ring_write_bytes(&p, "a", 1, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_write_bytes(&p, "bb", 2, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_write_bytes(&p, "ccc", 3, 0), SHARED_RING_OK);
+    watch_fences();
+    CHECK_EQ(shared_ring_read(&c, record, &s, SHARED_RING_FOREVER), 3);
+    fence_watch = NULL;
+    CHECK_EQ(s.count, 3);
+    CHECK(s.lens[0] == 1 && s.lens[1] == 2 && s.lens[2] == 3);
+    memcpy(&read_pos, region + 256, 8);
+    CHECK(read_pos == 3 * 16);
+    CHECK_EQ(shared_ring_consumer_stats(&c, &st), SHARED_RING_OK);
+    CHECK(st.messages == 3 && st.waits == 0);
+    if (c.s.fenceless) {
+        CHECK_EQ(fences, 0);
+    } else {
+        CHECK_EQ(fences, 1);
+        CHECK(fence_read_pos == read_pos);
+    }
+}
+
+/* While it trails, a blocking read holds off first (the implementation's
+   work): one message in a hold-off is a sparse stream, and trailing ends. */
+TEST(a_trailing_blocking_read_holds_off_and_a_sparse_stream_ends_the_trailing) {
+    seen s = { 0 };
+    setup();
+    CHECK_EQ(shared_ring_write_bytes(&p, "x", 1, 0), SHARED_RING_OK);
+    c.trailing = 1; /* as a run of quick waits would have made it */
+    CHECK_EQ(shared_ring_read(&c, record, &s, SHARED_RING_FOREVER), 1);
+    CHECK_EQ(c.trailing, 0u);
+}
+
+/* Padding published (a claim at the lap's end, then a flush) with its
+   record still open, behind a peeked message: the fast path stops at the
+   padding, the implementation passes it and waits for the record, as a
+   blocking read does; not EMPTY. Timed out, it has released nothing: the
+   peeked message is still held. */
+TEST(a_blocking_read_that_finds_only_padding_waits_for_the_record_after_it) {
+    seen s = { 0 };
+    char msg[100] = { 0 };
+    shared_ring_message m;
+    shared_ring_stats st;
+    void *dst;
+    uint64_t read_pos;
+    int i;
+    setup();
+    for (i = 0; i < 7; i++) CHECK_EQ(shared_ring_write_bytes(&p, msg, 100, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_read_some(&c, record, &s), 7); /* read_pos 784 */
+    CHECK_EQ(shared_ring_write_bytes(&p, msg, 100, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_peek(&c, &m), SHARED_RING_OK); /* held: 784 to 896 */
+    CHECK_EQ(shared_ring_claim(&p, 200, &dst, 0), SHARED_RING_OK); /* padding, then at 0 */
+    CHECK_EQ(shared_ring_flush(&p), SHARED_RING_OK);
+    s.count = 0;
+    CHECK_EQ(shared_ring_read(&c, record, &s, 1000000u), SHARED_RING_TIMEOUT);
+    CHECK_EQ(s.count, 0);
+    memcpy(&read_pos, region + 256, 8);
+    CHECK(read_pos == 784);
+    CHECK_EQ(shared_ring_consumer_stats(&c, &st), SHARED_RING_OK);
+    CHECK(st.waits == 1);
+    memset(dst, 'y', 200);
+    CHECK_EQ(shared_ring_commit(&p, 200), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_read(&c, record, &s, 0), 1);
+    CHECK(s.lens[0] == 200);
+    memcpy(&read_pos, region + 256, 8);
+    CHECK(read_pos == 1024 + 208);
+}
+
+/* A format under a live handle (misuse) leaves the old ring's records in
+   the data area: a blocking read with one at its position says
+   ERR_CORRUPT, as its wait always did, and delivers nothing of it. */
+TEST(a_blocking_read_over_a_region_formatted_anew_is_corrupt_not_the_old_message) {
+    seen s = { 0 };
+    setup();
+    CHECK_EQ(shared_ring_write_bytes(&p, "a", 1, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_read_some(&c, record, &s), 1);
+    CHECK_EQ(shared_ring_write_bytes(&p, "b", 1, 0), SHARED_RING_OK); /* unread, past 0 */
+    CHECK_EQ(shared_ring_format(region, sizeof region, CAPACITY, 0), SHARED_RING_OK);
+    CHECK_EQ(shared_ring_read(&c, record, &s, 0), SHARED_RING_ERR_CORRUPT);
+    CHECK_EQ(s.count, 1);
 }
 
 static void *write_later(void *arg) {
@@ -444,6 +540,10 @@ int main(void) {
     RUN(fast_writes_and_reads_are_counted_in_the_stats);
     RUN(what_the_fast_path_leaves_gets_the_implementations_results);
     RUN(a_pointer_to_the_function_is_the_implementation);
+    RUN(a_blocking_read_with_messages_there_reads_them_all_inline);
+    RUN(a_trailing_blocking_read_holds_off_and_a_sparse_stream_ends_the_trailing);
+    RUN(a_blocking_read_that_finds_only_padding_waits_for_the_record_after_it);
+    RUN(a_blocking_read_over_a_region_formatted_anew_is_corrupt_not_the_old_message);
     RUN(a_consumer_asleep_is_woken_by_a_fast_write);
     RUN(a_producer_asleep_for_room_is_woken_by_a_fast_read);
     RUN(a_fast_claim_and_commit_publish_what_was_built_in_place);

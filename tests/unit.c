@@ -2471,7 +2471,7 @@ TEST(the_rest_of_a_fast_read_stops_where_an_int_stops_counting) {
     CHECK_EQ(shared_ring_attach_producer(&prod, region, region_bytes, NULL), SHARED_RING_OK);
     CHECK_EQ(shared_ring_attach_consumer(&cons, region, region_bytes, NULL), SHARED_RING_OK);
     for (i = 0; i < 3; i++) CHECK_EQ(shared_ring_write_bytes(&prod, "", 0, 0), SHARED_RING_OK);
-    CHECK_EQ(srng_read_rest(&cons, record_message, &s, INT_MAX - 1), INT_MAX);
+    CHECK_EQ(srng_read_rest(&cons, record_message, &s, INT_MAX - 1, 0, 0), INT_MAX);
     CHECK_EQ(s.count, 1);
 }
 #endif
