@@ -88,6 +88,10 @@ $(B)/fast_path: tests/fast_path.c tests/impl.c $(TEST_HDRS) | $(B)
 $(B)/fenced-fast_path: tests/fast_path.c tests/impl.c $(TEST_HDRS) | $(B)
 	$(CC) -std=c11 $(CFLAGS) $(WARN) -DSHARED_RING_NO_MEMBARRIER -o $@ tests/fast_path.c tests/impl.c \
 	    $(LDFLAGS) $(LIBS)
+# Every call a call (SHARED_RING_NO_INLINE): the implementation's own functions, also in the
+# cases the inline fast path takes everywhere else.
+$(B)/noinline-unit: tests/unit.c $(TEST_HDRS) | $(B)
+	$(CC) -std=c11 $(CFLAGS) $(WARN) -DSHARED_RING_NO_INLINE -o $@ tests/unit.c $(LDFLAGS) $(LIBS)
 $(B)/fast-%: tests/%.c tests/impl.c $(TEST_HDRS) tests/fuzz_main.h | $(B)
 	$(CC) -std=c11 $(CFLAGS) $(WARN) -DTEST_IMPLEMENTATION_ELSEWHERE -o $@ $< tests/impl.c \
 	    $(LDFLAGS) $(LIBS)
@@ -317,7 +321,7 @@ mutants:
 OS_TESTS = $(B)/os_wait $(B)/clock_fail $(B)/mixed_builds $(B)/ulock-ulock_timeouts $(B)/ulock-unit
 # Every suite runs even when one fails; tests/suites.sh ends with one line,
 # "make test: N passed, M failed", and fails if M > 0.
-test: $(B)/unit $(B)/seams $(B)/realtime $(B)/results $(B)/stress $(B)/fenced-stress $(B)/crash $(B)/liveness $(B)/mutate \
+test: $(B)/unit $(B)/noinline-unit $(B)/seams $(B)/realtime $(B)/results $(B)/stress $(B)/fenced-stress $(B)/crash $(B)/liveness $(B)/mutate \
       $(B)/wakeup_hole $(B)/shm_trust $(B)/kernel_lock $(B)/stale_judge $(B)/notifier $(B)/notifier-pipes \
       $(B)/interleave $(FAST_TESTS) $(B)/fast_path $(B)/fenced-fast_path $(B)/ubsan-aligned_commands \
       $(OS_TESTS) \
@@ -325,6 +329,7 @@ test: $(B)/unit $(B)/seams $(B)/realtime $(B)/results $(B)/stress $(B)/fenced-st
       bench/bench
 	@sh tests/suites.sh \
 	    "./$(B)/unit" \
+	    "./$(B)/noinline-unit" \
 	    "./$(B)/seams" \
 	    "./$(B)/realtime" \
 	    "./$(B)/results shared_ring.h" \

@@ -269,11 +269,11 @@
    sleeps in timer ticks (15.6 ms unless timeBeginPeriod): a wait may overrun by up to a tick.
 
    Asymmetric barriers. "Store my position, then load the peer's sleeping word" needs a full fence,
-   or both sides can miss each other; on x86 it halved throughput at 64 B (0.92-0.96x since it
-   prefetches ahead: srng_prefetch_ahead). Between two threads of
-   one Linux process the fence moves to the cold side: a side publishes without one to a peer the
-   kernel places in its own process (same pid, same pid namespace) and writes that peer's attach id
-   in its fenceless_for word; the peer, about to sleep, calls
+   or both sides can miss each other; on x86 it halved throughput at 64 B (0.92-1.00x in a slow
+   host state since it prefetches ahead, srng_prefetch_ahead; still ~0.5x in a fast one). Between
+   two threads of one Linux process the fence moves to the cold side: a side publishes without one
+   to a peer the kernel places in its own process (same pid, same pid namespace) and writes that
+   peer's attach id in its fenceless_for word; the peer, about to sleep, calls
    membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) before its last look. To a peer in another process,
    or one it cannot place, it fences (no membarrier reaches another process for certain:
    docs/protocol.md, "Who fences"); to a peer that never sleeps on a wake-up
@@ -3051,8 +3051,8 @@ static int srng_peer_left(shared_ring_side *s) {
 /* ---- barriers: who fences ---------------------------------------------------
    A side that publishes a position must then look whether the peer sleeps: "store, then load"
    needs a full fence, or both sides can miss each other and the sleeper never wakes. On x86 that
-   fence waits for every store of the message just written (it halved throughput at 64 B; 0.92-0.96x
-   with the prefetch ahead). Between
+   fence waits for every store of the message just written (it halved throughput at 64 B; 0.92-1.00x
+   with the prefetch ahead in a slow host state, ~0.5x still in a fast one). Between
    threads of one process the fence moves to the rare side about to sleep: on Linux,
    membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) makes every CPU running a thread of this process
    execute a full barrier, so the sleeper issues it before its last re-check and the publisher

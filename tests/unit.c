@@ -4273,6 +4273,9 @@ TEST(prepare_waits_for_an_attach_in_progress_and_formats_once_it_gave_up) {
 int main(void) {
     if (running_under_valgrind()) time_scale = 4;
     printf("unit: waits use %s\n", shared_ring_wait_method());
+#ifdef SHARED_RING_NO_INLINE
+    printf("unit: every call a call (SHARED_RING_NO_INLINE)\n");
+#endif
     RUN(region_size_is_capacity_plus_header);
         RUN(region_size_rounds_capacity_up_to_a_power_of_two_of_at_least_64);
     RUN(region_size_with_zero_capacity_takes_the_smallest_ring_for_the_message);
