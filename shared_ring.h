@@ -1284,8 +1284,8 @@ SHARED_RING_API void srng_fenced_prefetch(const shared_ring_producer *p);
    fits in the room the handle already knows is free, no cork, a plain
    claim, and for reads records that need no special care (no padding, no
    filler, not the lap's last), there now (a blocking read that does not
-   trail: it would not wait). Every other case, and every call through a function
-   pointer (&shared_ring_write_bytes is the function), goes to the
+   trail: it would not wait). Every other case, and every call through a
+   function pointer (&shared_ring_write_bytes is the function), goes to the
    implementation. Compiled in the implementation's file, and in every file
    that has the fast path; SHARED_RING_NO_INLINE turns the fast path off (in
    any file: the implementation exports what it calls either way). */
@@ -1611,6 +1611,13 @@ SRNG_INLINE void srng_release_to(shared_ring_consumer *c, uint64_t pos) {
     }
 }
 
+/* Is the region still the ring the handle attached to? A format under a live handle (misuse)
+   leaves the old ring's records in place: a wait says ERR_CORRUPT rather than deliver them, and
+   so does the inline read. A word written at format time only: the line stays in our cache. */
+SRNG_INLINE int srng_ring_id_holds(const shared_ring_side *s) {
+    return SRNG_LOAD(srng_u64_at(s->region, SRNG_OFF_RING_ID), relaxed) == s->ring_id;
+}
+
 #ifdef SRNG_FAST_PATH
 /* ---- the inline fast path ------------------------------------------------ */
 
@@ -1678,13 +1685,6 @@ static inline int srng_commit_fast(shared_ring_producer *p, size_t len) {
     if (p != SHARED_RING_NULLPTR && srng_fenced_direct(p) && srng_fast_commits(p, len))
         return srng_commit_direct(p, len, 1);
     return (shared_ring_commit)(p, len);
-}
-
-/* Is the region still the ring the handle attached to? A format under a live handle (misuse)
-   leaves the old ring's records in place: read, whose wait always asked, says ERR_CORRUPT rather
-   than deliver them. A word written at format time only: the line stays in our cache. */
-SRNG_INLINE int srng_ring_id_holds(const shared_ring_side *s) {
-    return SRNG_LOAD(srng_u64_at(s->region, SRNG_OFF_RING_ID), relaxed) == s->ring_id;
 }
 
 /* The whole call out of line: read_some, or (`blocking`) read. */
@@ -2997,8 +2997,7 @@ static int srng_peer_fd(shared_ring_side *s) {
    may leave old records at the handle's position): ERR_CORRUPT for good. Asked by every wait
    before it reads a record and before every sleep; never per message. */
 static int srng_same_ring(shared_ring_side *s) {
-    if (SRNG_LOAD(srng_u64_at(s->region, SRNG_OFF_RING_ID), relaxed) == s->ring_id)
-        return SHARED_RING_OK;
+    if (srng_ring_id_holds(s)) return SHARED_RING_OK;
     s->broken = 1;
     s->open = 0;
     return srng_refuse(SHARED_RING_ERR_CORRUPT,
