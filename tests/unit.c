@@ -403,11 +403,13 @@ TEST(every_write_path_zeroes_the_word_after_its_record) {
     CHECK_EQ(shared_ring_write_bytes(&prod, "abc", 3, 0), SHARED_RING_OK); /* held: [32, 48) */
     CHECK_EQ(region_u64(SHARED_RING_HEADER_SIZE + 48), 0);
     CHECK_EQ(shared_ring_uncork(&prod), SHARED_RING_OK);
-    /* an inline claim of 20 committed as 3: [48, 64), the mark at 64, not at 80 */
+    /* a claim of 20 committed as 3 (inline in unit, out of line in noinline-unit): [48, 64),
+       the mark at 64; the word at 80, where the claim would have ended, keeps setup's bytes */
     CHECK_EQ(shared_ring_claim(&prod, 20, &at, 0), SHARED_RING_OK);
     memcpy(at, "abc", 3);
     CHECK_EQ(shared_ring_commit(&prod, 3), SHARED_RING_OK);
     CHECK_EQ(region_u64(SHARED_RING_HEADER_SIZE + 64), 0);
+    CHECK_EQ(region_u64(SHARED_RING_HEADER_SIZE + 80), 0xABABABABABABABABu);
 }
 
 TEST(attach_to_a_zeroed_region_says_not_formatted_yet) {
