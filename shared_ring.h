@@ -3050,9 +3050,8 @@ static int srng_peer_left(shared_ring_side *s) {
 /* ---- barriers: who fences ---------------------------------------------------
    A side that publishes a position must then look whether the peer sleeps: "store, then load"
    needs a full fence, or both sides can miss each other and the sleeper never wakes. On x86 that
-   fence waits for every store of the message just written (it halved throughput at 64 B; 0.92-1.00x
-   with the prefetch ahead in a slow host state, ~0.5x still in a fast one). Between
-   threads of one process the fence moves to the rare side about to sleep: on Linux,
+   fence waits for every store of the message just written (what it costs: section 4, "Asymmetric
+   barriers"). Between threads of one process the fence moves to the rare side about to sleep: on Linux,
    membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) makes every CPU running a thread of this process
    execute a full barrier, so the sleeper issues it before its last re-check and the publisher
    fences only the compiler.
